@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What every xdplab program has: the settings, the stats maps and the one
+ * function that counts a verdict. A program includes this after vmlinux.h.
+ */
+#ifndef XDPLAB_BPF_H
+#define XDPLAB_BPF_H
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <xdp/xdp_helpers.h>
+#include "xdplab.h"
+#include "parse.bpf.h"
+
+/*
+ * The GSO-preserving contract. A program tagged with XDPLAB_GSO_PRESERVING
+ * promises that, whatever verdict it returns, it
+ *   - never changes the frame's length (no bpf_xdp_adjust_head/_tail/_meta),
+ *   - never writes to the IP, IPv6, TCP or UDP headers or the payload
+ *     (rewriting Ethernet addresses is allowed),
+ * so a GSO superframe that enters it leaves with gso_size, gso_type and the
+ * checksum state still true. The tag is a BTF decl tag on the program's
+ * function: `xdplab status` and the selftests read it back, and the
+ * selftests check the promise on a 9000-byte multi-buffer frame.
+ */
+#define XDPLAB_GSO_PRESERVING __attribute__((btf_decl_tag("xdplab:gso_preserving")))
+
+/* Lets libxdp (xdp-loader) load the program; a PASS in the chain actions
+ * lets a libxdp dispatcher run the next program after it.
+ */
+#define XDPLAB_RUN_CONFIG(name)						\
+	struct { __uint(priority, 10); __uint(XDP_PASS, 1); }		\
+		XDP_RUN_CONFIG(name)
+
+/*
+ * One body, two entry points: `name` for drivers and MTUs where the whole
+ * frame is linear, `name_frags` (BPF_F_XDP_HAS_FRAGS) for multi-buffer
+ * frames. The loader picks one and leaves the other unloaded.
+ */
+#define XDPLAB_PROG(name, body)						\
+	SEC("xdp") int name(struct xdp_md *ctx)				\
+	{ return body(ctx); }						\
+	XDPLAB_GSO_PRESERVING						\
+	SEC("xdp.frags") int name##_frags(struct xdp_md *ctx)		\
+	{ return body(ctx); }						\
+	XDPLAB_RUN_CONFIG(name);					\
+	XDPLAB_RUN_CONFIG(name##_frags)
+
+const volatile struct xdplab_cfg cfg = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDPLAB_STAT_MAX);
+	__type(key, __u32);
+	__type(value, struct xdplab_datarec);
+} xdp_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDPLAB_L4_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} xdp_proto SEC(".maps");
+
+static __always_inline void xdplab_count_rec(struct xdp_md *ctx, void *map,
+					     __u32 slot, __u32 len)
+{
+	struct xdplab_datarec *rec = bpf_map_lookup_elem(map, &slot);
+
+	if (!rec)
+		return;
+	rec->packets++;
+	rec->bytes += len;
+	if (len > ctx->data_end - ctx->data)
+		rec->mb_packets++;
+}
+
+/* Counts the frame under its verdict and returns the verdict. */
+static __always_inline int xdplab_verdict(struct xdp_md *ctx,
+					  const struct xdplab_pkt *p, int action)
+{
+	__u32 l4 = p->l4;
+	__u64 *n;
+
+	if (action < 0 || action > XDP_REDIRECT)
+		action = XDP_ABORTED;
+	xdplab_count_rec(ctx, &xdp_stats, action, p->len);
+	if (p->malformed)
+		xdplab_count_rec(ctx, &xdp_stats, XDPLAB_STAT_MALFORMED, p->len);
+	n = bpf_map_lookup_elem(&xdp_proto, &l4);
+	if (n)
+		(*n)++;
+	return action;
+}
+
+/* Does the frame fall under the program's verdict (cfg.match_*)? */
+static __always_inline bool xdplab_match(const struct xdplab_pkt *p)
+{
+	if (cfg.match_l4 && p->l4 != cfg.match_l4)
+		return false;
+	if (cfg.match_ipver && p->ipver != cfg.match_ipver)
+		return false;
+	if (cfg.match_dport && p->dport != cfg.match_dport)
+		return false;
+	return true;
+}
+
+#endif /* XDPLAB_BPF_H */

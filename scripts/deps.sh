@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Install, with apt-get, every Debian package xdplab uses. Idempotent: a
+# group whose packages are all present costs one dpkg query and nothing else.
+#
+#   scripts/deps.sh [base|vm|bench|all]...     (default: base)
+#
+# base  - build the BPF objects, loaders and selftests; run the host tests
+# vm    - build Linux 6.12 from Debian's source and boot it under QEMU
+# bench - plots for the benchmarks
+set -euo pipefail
+
+base=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
+      libxdp-dev xdp-tools iproute2 iperf3 ethtool valgrind procps
+      python3 kmod)
+vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
+    libssl-dev libelf-dev dwarves cpio xz-utils rsync busybox-static
+    gcc-aarch64-linux-gnu)
+bench=(gnuplot-nox)
+
+want=()
+[ $# -eq 0 ] && set -- base
+for group in "$@"; do
+	case "$group" in
+	base)  want+=("${base[@]}") ;;
+	vm)    want+=("${vm[@]}") ;;
+	bench) want+=("${bench[@]}") ;;
+	all)   want+=("${base[@]}" "${vm[@]}" "${bench[@]}") ;;
+	*) echo "deps: unknown group '$group' (base, vm, bench, all)" >&2; exit 2 ;;
+	esac
+done
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages: ${missing[*]}" >&2
+	echo "deps: hint: run 'sudo $0 $*' (apt-get needs root)" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Refresh the lists only when an install fails on a stale or absent list.
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }

@@ -1,0 +1,61 @@
+# shellcheck shell=bash
+# Helpers sourced by the vmtest scripts: messages, the cache location, the
+# target architecture, hashing and locking. Sourcing this file runs nothing.
+
+VMTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+XDPLAB_ROOT=$(cd "$VMTEST_DIR/.." && pwd)
+
+log() { printf 'vmtest: %s\n' "$*" >&2; }
+
+# die MESSAGE [HINT]: one line saying what went wrong, one saying what to do.
+die() {
+	printf 'vmtest: error: %s\n' "$1" >&2
+	[ $# -lt 2 ] || printf 'vmtest: hint: %s\n' "$2" >&2
+	exit "${DIE_STATUS:-1}"
+}
+
+# The cache lives outside the checkout so that `git clean` and fresh clones
+# share one kernel source and one set of builds.
+cache_dir() {
+	local c=${XDPLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/xdplab}
+	case "$c" in
+	*[[:space:]]*) die "cache path '$c' contains white space" \
+		"set XDPLAB_CACHE to a path without spaces (it goes on the guest's kernel command line)" ;;
+	esac
+	mkdir -p "$c" || die "cannot create cache directory $c" "set XDPLAB_CACHE=<dir> to a writable place"
+	(cd "$c" && pwd)
+}
+
+# norm_arch NAME: the vmtest name of a target architecture (x86_64 or arm64).
+# Accepts what uname -m, Debian and kbuild call them.
+norm_arch() {
+	case "${1:-x86_64}" in
+	x86_64 | x86 | amd64) echo x86_64 ;;
+	arm64 | aarch64) echo arm64 ;;
+	*) die "unsupported ARCH '$1'" "use ARCH=x86_64 (default) or ARCH=arm64" ;;
+	esac
+}
+
+# kbuild's ARCH= and CROSS_COMPILE= for a vmtest architecture.
+kbuild_arch() { case "$1" in x86_64) echo x86 ;; arm64) echo arm64 ;; esac; }
+cross_compile() { case "$1" in x86_64) echo "" ;; arm64) echo aarch64-linux-gnu- ;; esac; }
+
+# hash_stream: short content hash of stdin.
+hash_stream() { sha256sum | cut -c1-16; }
+
+# with_lock FILE CMD...: run CMD holding an exclusive lock on FILE, so that
+# two engineers building the same tree at once take turns instead of
+# corrupting it.
+with_lock() {
+	local lock=$1
+	shift
+	exec {lockfd}>"$lock"
+	if ! flock -n "$lockfd"; then
+		log "waiting for another build holding $lock"
+		flock "$lockfd"
+	fi
+	"$@"
+	local rc=$?
+	exec {lockfd}>&-
+	return $rc
+}
