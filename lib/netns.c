@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <linux/sockios.h>
+
+#include "netns.h"
+
+bool netns_verbose;
+
+#define MAX_TRACKED 64
+static char tracked[MAX_TRACKED][NETNS_NAME_MAX];
+
+static int vsh(char *out, size_t len, const char *fmt, va_list ap)
+{
+	char cmd[1024];
+	FILE *f;
+	size_t n = 0;
+	int st;
+
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	if (netns_verbose)
+		fprintf(stderr, "+ %s\n", cmd);
+	if (!out) {
+		char quiet[1100];
+
+		snprintf(quiet, sizeof(quiet), "%s%s", cmd,
+			 netns_verbose ? "" : " >/dev/null 2>&1");
+		st = system(quiet);
+	} else {
+		f = popen(cmd, "r");
+		if (!f)
+			return -1;
+		while (n + 1 < len && !feof(f)) {
+			size_t r = fread(out + n, 1, len - 1 - n, f);
+
+			if (!r)
+				break;
+			n += r;
+		}
+		out[n] = '\0';
+		st = pclose(f);
+	}
+	if (st == -1)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int sh(const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vsh(NULL, 0, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int sh_out(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vsh(out, len, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static void track(const char *name, bool add)
+{
+	for (int i = 0; i < MAX_TRACKED; i++) {
+		if (add && !tracked[i][0]) {
+			snprintf(tracked[i], NETNS_NAME_MAX, "%s", name);
+			return;
+		}
+		if (!add && !strcmp(tracked[i], name)) {
+			tracked[i][0] = '\0';
+			return;
+		}
+	}
+}
+
+int netns_add(const char *tag, char name[NETNS_NAME_MAX])
+{
+	snprintf(name, NETNS_NAME_MAX, "xdplab-%d-%s", getpid(), tag);
+	if (sh("ip netns add %s", name)) {
+		fprintf(stderr, "netns: cannot create namespace %s (hint: needs root and iproute2)\n",
+			name);
+		return -1;
+	}
+	track(name, true);
+	return 0;
+}
+
+void netns_del(const char *name)
+{
+	if (!name || !name[0])
+		return;
+	sh("ip netns del %s", name);
+	track(name, false);
+}
+
+void netns_cleanup_all(void)
+{
+	for (int i = 0; i < MAX_TRACKED; i++)
+		if (tracked[i][0])
+			netns_del(tracked[i]);
+}
+
+void netns_reap_stale(void)
+{
+	DIR *d = opendir("/run/netns");
+	struct dirent *e;
+	int pid;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (sscanf(e->d_name, "xdplab-%d-", &pid) != 1 || pid == getpid())
+			continue;
+		if (kill(pid, 0) && errno == ESRCH)
+			sh("ip netns del %s", e->d_name);
+	}
+	closedir(d);
+}
+
+int netns_enter(const char *name)
+{
+	char path[128];
+	int saved, fd;
+
+	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (saved < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		if (fd >= 0)
+			close(fd);
+		close(saved);
+		return -1;
+	}
+	close(fd);
+	return saved;
+}
+
+void netns_leave(int saved)
+{
+	if (saved < 0)
+		return;
+	if (setns(saved, CLONE_NEWNET))
+		perror("netns: setns back");
+	close(saved);
+}
+
+int netns_ifindex(const char *ns, const char *ifname)
+{
+	int saved = -1, idx;
+
+	if (ns && (saved = netns_enter(ns)) < 0)
+		return 0;
+	idx = if_nametoindex(ifname);
+	netns_leave(saved);
+	return idx;
+}
+
+static int read_mac(const char *ns, const char *ifname, unsigned char mac[6])
+{
+	struct ifreq ifr = {};
+	int saved, s, err = -1;
+
+	saved = netns_enter(ns);
+	if (saved < 0)
+		return -1;
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (s >= 0 && !ioctl(s, SIOCGIFHWADDR, &ifr)) {
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+		err = 0;
+	}
+	if (s >= 0)
+		close(s);
+	netns_leave(saved);
+	return err;
+}
+
+int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu)
+{
+	char tags[2][24];
+	int i;
+
+	memset(vp, 0, sizeof(*vp));
+	for (i = 0; i < 2; i++) {
+		snprintf(tags[i], sizeof(tags[i]), "%s%c", tag, 'a' + i);
+		if (netns_add(tags[i], vp->ns[i]))
+			goto fail;
+		snprintf(vp->ifname[i], IF_NAMESIZE, "veth%d", i);
+		snprintf(vp->ip4[i], sizeof(vp->ip4[i]), "198.18.%d.%d", id, i + 1);
+		snprintf(vp->ip6[i], sizeof(vp->ip6[i]), "fd00:198:18:%x::%d", id, i + 1);
+	}
+	if (sh("ip -n %s link add %s type veth peer name %s netns %s",
+	       vp->ns[0], vp->ifname[0], vp->ifname[1], vp->ns[1]))
+		goto fail;
+	for (i = 0; i < 2; i++) {
+		if ((mtu && sh("ip -n %s link set %s mtu %d", vp->ns[i], vp->ifname[i], mtu)) ||
+		    sh("ip -n %s addr add %s/24 dev %s", vp->ns[i], vp->ip4[i], vp->ifname[i]) ||
+		    sh("ip -n %s addr add %s/64 dev %s nodad", vp->ns[i], vp->ip6[i],
+		       vp->ifname[i]) ||
+		    sh("ip -n %s link set lo up", vp->ns[i]) ||
+		    sh("ip -n %s link set %s up", vp->ns[i], vp->ifname[i]))
+			goto fail;
+		vp->ifindex[i] = netns_ifindex(vp->ns[i], vp->ifname[i]);
+		if (!vp->ifindex[i] || read_mac(vp->ns[i], vp->ifname[i], vp->mac[i]))
+			goto fail;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "netns: cannot set up veth pair %s (run with -v to see the commands)\n",
+		tag);
+	veth_pair_del(vp);
+	return -1;
+}
+
+void veth_pair_del(struct veth_pair *vp)
+{
+	/* Deleting a namespace deletes the veth end in it, and with it the peer. */
+	netns_del(vp->ns[0]);
+	netns_del(vp->ns[1]);
+	memset(vp->ns, 0, sizeof(vp->ns));
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Throw-away network namespaces and veth pairs for tests, benchmarks and
+ * the demo. Every namespace made here is named "xdplab-<pid>-<tag>" and is
+ * remembered, so netns_cleanup_all() (run at exit and on SIGINT/SIGTERM)
+ * removes whatever a failed test left, and netns_reap_stale() removes what
+ * a killed process left.
+ */
+#ifndef XDPLAB_NETNS_H
+#define XDPLAB_NETNS_H
+
+#include <stdbool.h>
+#include <net/if.h>
+
+#define NETNS_NAME_MAX 48
+
+/* Two namespaces joined by one veth pair:
+ *   ns[0]: ifname[0] 198.18.N.1/24 fd00:198:18:N::1/64
+ *   ns[1]: ifname[1] 198.18.N.2/24 fd00:198:18:N::2/64
+ * 198.18.0.0/15 is the range set aside for benchmarking (RFC 2544).
+ */
+struct veth_pair {
+	char ns[2][NETNS_NAME_MAX];
+	char ifname[2][IF_NAMESIZE];
+	int ifindex[2];
+	char ip4[2][16];
+	char ip6[2][48];
+	unsigned char mac[2][6];
+};
+
+/* Runs a shell command line; returns its exit status (or -1). Output goes
+ * to /dev/null unless netns_verbose is set.
+ */
+int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, but captures up to len-1 bytes of stdout into out. */
+int sh_out(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+extern bool netns_verbose;
+
+/* Makes "xdplab-<pid>-<tag>" and writes its full name to name. */
+int netns_add(const char *tag, char name[NETNS_NAME_MAX]);
+void netns_del(const char *name);
+void netns_cleanup_all(void);
+/* Removes xdplab-<pid>-* namespaces whose process is gone. */
+void netns_reap_stale(void);
+
+/* Moves the calling thread into a namespace; returns a handle to go back
+ * with netns_leave(), or -1. Sockets made inside stay in that namespace.
+ */
+int netns_enter(const char *name);
+void netns_leave(int saved);
+
+/* A veth pair across two new namespaces, addressed, up, and with IPv6 DAD
+ * off so addresses work at once. id (0..255) picks the subnet so several
+ * pairs can coexist. mtu 0 leaves the default.
+ */
+int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu);
+void veth_pair_del(struct veth_pair *vp);
+
+/* ifindex of ifname inside namespace ns (NULL: the current one). */
+int netns_ifindex(const char *ns, const char *ifname);
+
+#endif
