@@ -41,6 +41,7 @@ LDLIBS += -lbpf -lelf -lz -lpthread
 DEPS_STAMP := $(OUT)/.deps-base
 
 .DELETE_ON_ERROR:
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 .PHONY: all deps test demo clean vmlinux
 
 all: $(OUT)/xdplab $(OUT)/test_xdplab $(BPF_OBJS)
@@ -59,9 +60,11 @@ $(OUT)/%.bpf.o: progs/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(DEPS_STA
 	$(Q)$(BPFTOOL) gen object $@ $(@:.o=.tmp.o)
 	$(Q)rm -f $(@:.o=.tmp.o)
 
+# libbpf notes that it skips libxdp's .xdp_run_config section; that is meant.
 skel/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@ 2> $@.log; \
+	    st=$$?; grep -v 'section.*xdp_run_config' $@.log >&2; rm -f $@.log; exit $$st
 
 # User space includes the skeletons; generate them all before compiling any.
 $(OUT)/%.o: %.c | $(SKELS) $(DEPS_STAMP)

@@ -22,7 +22,7 @@
 #include "netns.h"
 #include "test.h"
 
-enum result { R_NONE, R_OK, R_FAIL, R_SKIP };
+enum result { RES_NONE, RES_OK, RES_FAIL, RES_SKIP };
 
 static struct test_def *tests, **tests_tail = &tests;
 static const char *filters[16];
@@ -75,19 +75,19 @@ static void end_unit(void)
 	const char *name = cur.test->name;
 	char full[300];
 
-	if (cur.res == R_NONE)
+	if (cur.res == RES_NONE)
 		return;
 	snprintf(full, sizeof(full), cur.sub[0] ? "%s/%s" : "%s", name, cur.sub);
 	switch (cur.res) {
-	case R_OK:
+	case RES_OK:
 		passed++;
 		printf("ok   %s\n", full);
 		break;
-	case R_FAIL:
+	case RES_FAIL:
 		failed++;
 		printf("FAIL %s\n", full);
 		break;
-	case R_SKIP:
+	case RES_SKIP:
 		skipped++;
 		printf("skip %s: %s\n", full, cur.skip_reason);
 		break;
@@ -95,7 +95,7 @@ static void end_unit(void)
 		break;
 	}
 	fflush(stdout);
-	cur.res = R_NONE;
+	cur.res = RES_NONE;
 	cur.sub[0] = '\0';
 }
 
@@ -104,14 +104,14 @@ bool test__start_subtest(const char *name)
 	/* The test body before its first subtest is no unit of its own, unless
 	 * it failed or skipped.
 	 */
-	if (!cur.had_subtests && cur.res == R_OK)
-		cur.res = R_NONE;
+	if (!cur.had_subtests && cur.res == RES_OK)
+		cur.res = RES_NONE;
 	end_unit();
 	cur.had_subtests = true;
 	if (!selected(cur.test->name, name))
 		return false;
 	snprintf(cur.sub, sizeof(cur.sub), "%s", name);
-	cur.res = R_OK;
+	cur.res = RES_OK;
 	return true;
 }
 
@@ -119,17 +119,17 @@ void test__skip(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (cur.res == R_FAIL)
+	if (cur.res == RES_FAIL)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(cur.skip_reason, sizeof(cur.skip_reason), fmt, ap);
 	va_end(ap);
-	cur.res = R_SKIP;
+	cur.res = RES_SKIP;
 }
 
 void test__fail(void)
 {
-	cur.res = R_FAIL;
+	cur.res = RES_FAIL;
 }
 
 bool test__report(bool ok, const char *file, int line, const char *name,
@@ -148,11 +148,11 @@ bool test__report(bool ok, const char *file, int line, const char *name,
 		fputc('\n', stdout);
 	}
 	if (!ok)
-		cur.res = R_FAIL;
+		cur.res = RES_FAIL;
 	return ok;
 }
 
-static char build_dir[PATH_MAX];
+static char build_dir[PATH_MAX / 2];
 
 const char *test__build_dir(void)
 {
@@ -230,11 +230,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (!realpath("/proc/self/exe", build_dir)) {
-		perror("test_xdplab: realpath");
-		return 2;
+	{
+		char exe[PATH_MAX];
+
+		if (!realpath("/proc/self/exe", exe) ||
+		    snprintf(build_dir, sizeof(build_dir), "%s", dirname(exe)) >=
+		    (int)sizeof(build_dir)) {
+			fprintf(stderr, "test_xdplab: cannot tell where I am\n");
+			return 2;
+		}
 	}
-	dirname(build_dir);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	libbpf_set_print(libbpf_print);
 	signal(SIGINT, on_signal);
@@ -256,7 +261,7 @@ int main(int argc, char **argv)
 		}
 		if (!selected(t->name, NULL))
 			continue;
-		cur.res = R_OK;
+		cur.res = RES_OK;
 		t->fn();
 		end_unit();
 		netns_cleanup_all();
