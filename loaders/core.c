@@ -311,13 +311,13 @@ int xdplab_ifindex(const char *name, const char *role)
 	int idx;
 
 	if (!name || !*name) {
-		xdplab_err("see xdplab --help", "no %s interface given", role);
+		xdplab_err("see xdplab --help", "no %s%sinterface given", role, *role ? " " : "");
 		return 0;
 	}
 	idx = if_nametoindex(name);
 	if (!idx)
 		xdplab_err("'ip link' lists the interfaces of this network namespace",
-			   "unknown %s interface '%s'", role, name);
+			   "unknown %s%sinterface '%s'", role, *role ? " " : "", name);
 	return idx;
 }
 
