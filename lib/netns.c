@@ -197,23 +197,22 @@ static int read_mac(const char *ns, const char *ifname, unsigned char mac[6])
 	return err;
 }
 
-int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu)
+int veth_pair_join(struct veth_pair *vp, const char *ns0, const char *if0,
+		   const char *ns1, const char *if1, int id, int mtu)
 {
-	char tags[2][24];
 	int i;
 
-	memset(vp, 0, sizeof(*vp));
+	snprintf(vp->ns[0], NETNS_NAME_MAX, "%s", ns0);
+	snprintf(vp->ns[1], NETNS_NAME_MAX, "%s", ns1);
+	snprintf(vp->ifname[0], IF_NAMESIZE, "%s", if0);
+	snprintf(vp->ifname[1], IF_NAMESIZE, "%s", if1);
 	for (i = 0; i < 2; i++) {
-		snprintf(tags[i], sizeof(tags[i]), "%s%c", tag, 'a' + i);
-		if (netns_add(tags[i], vp->ns[i]))
-			goto fail;
-		snprintf(vp->ifname[i], IF_NAMESIZE, "veth%d", i);
 		snprintf(vp->ip4[i], sizeof(vp->ip4[i]), "198.18.%d.%d", id, i + 1);
 		snprintf(vp->ip6[i], sizeof(vp->ip6[i]), "fd00:198:18:%x::%d", id, i + 1);
 	}
 	if (sh("ip -n %s link add %s type veth peer name %s netns %s",
 	       vp->ns[0], vp->ifname[0], vp->ifname[1], vp->ns[1]))
-		goto fail;
+		return -1;
 	for (i = 0; i < 2; i++) {
 		if ((mtu && sh("ip -n %s link set %s mtu %d", vp->ns[i], vp->ifname[i], mtu)) ||
 		    sh("ip -n %s addr add %s/24 dev %s", vp->ns[i], vp->ip4[i], vp->ifname[i]) ||
@@ -221,16 +220,33 @@ int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu)
 		       vp->ifname[i]) ||
 		    sh("ip -n %s link set lo up", vp->ns[i]) ||
 		    sh("ip -n %s link set %s up", vp->ns[i], vp->ifname[i]))
-			goto fail;
+			return -1;
 		vp->ifindex[i] = netns_ifindex(vp->ns[i], vp->ifname[i]);
 		if (!vp->ifindex[i] || read_mac(vp->ns[i], vp->ifname[i], vp->mac[i]))
+			return -1;
+	}
+	return 0;
+}
+
+int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu)
+{
+	char tags[2][24], names[2][NETNS_NAME_MAX] = {};
+
+	memset(vp, 0, sizeof(*vp));
+	for (int i = 0; i < 2; i++) {
+		snprintf(tags[i], sizeof(tags[i]), "%s%c", tag, 'a' + i);
+		if (netns_add(tags[i], names[i]))
 			goto fail;
 	}
+	if (veth_pair_join(vp, names[0], "veth0", names[1], "veth1", id, mtu))
+		goto fail;
 	return 0;
 fail:
 	fprintf(stderr, "netns: cannot set up veth pair %s (run with -v to see the commands)\n",
 		tag);
-	veth_pair_del(vp);
+	netns_del(names[0]);
+	netns_del(names[1]);
+	memset(vp, 0, sizeof(*vp));
 	return -1;
 }
 

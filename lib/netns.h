@@ -56,6 +56,11 @@ void netns_leave(int saved);
  */
 int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu);
 void veth_pair_del(struct veth_pair *vp);
+/* A veth pair between two namespaces that exist already (the caller owns
+ * and deletes them); for topologies of more than two hosts.
+ */
+int veth_pair_join(struct veth_pair *vp, const char *ns0, const char *if0,
+		   const char *ns1, const char *if1, int id, int mtu);
 
 /* ifindex of ifname inside namespace ns (NULL: the current one). */
 int netns_ifindex(const char *ns, const char *ifname);

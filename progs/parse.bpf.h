@@ -145,16 +145,19 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 		l4proto = iph.protocol;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr ip6h;
+		__u32 end;
 
 		if (bpf_xdp_load_bytes(ctx, off, &ip6h, sizeof(ip6h)))
 			goto bad;
 		if (ip6h.version != 6 ||
 		    off + sizeof(ip6h) + bpf_ntohs(ip6h.payload_len) > p->len)
 			goto bad;
+		end = off + sizeof(ip6h) + bpf_ntohs(ip6h.payload_len);
 		p->ipver = 6;
 		off += sizeof(ip6h);
 		l4proto = xdplab_ipv6_skip_ext(ctx, &off, ip6h.nexthdr);
-		if (l4proto < 0)
+		/* Extension headers may not claim more than the payload. */
+		if (l4proto < 0 || off > end)
 			goto bad;
 	} else {
 		return 0;

@@ -171,7 +171,7 @@ const char *test__path(const char *name)
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && !verbose)
+	if (level != LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

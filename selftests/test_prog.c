@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Unit tests: each program run with BPF_PROG_TEST_RUN on frames built here,
+ * checking the verdict, the frame it leaves and every counter it touches.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "pkt.h"
+#include "prog_test_run.h"
+#include "test.h"
+#include "xdp_pass.skel.h"
+#include "xdp_drop.skel.h"
+#include "xdp_tx.skel.h"
+#include "xdp_redirect.skel.h"
+#include "xdp_redirect_map.skel.h"
+#include "xdp_redirect_cpu.skel.h"
+#include "xdp_rxq_info.skel.h"
+
+#define BIG 9000
+
+static uint8_t frame[16384];
+
+static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
+static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
+
+/* A frame of len bytes: IPv4 or IPv6, UDP/TCP/ICMP, to port dport. */
+static uint32_t make(int ipver, enum pkt_l4 l4, uint16_t dport, uint16_t vlan, size_t len)
+{
+	struct pkt_spec s = { .ipver = ipver, .l4 = l4, .sport = 1000, .dport = dport,
+			      .vlan = vlan, .len = len };
+
+	memcpy(s.dst_mac, mac_b, 6);
+	memcpy(s.src_mac, mac_a, 6);
+	pkt_parse_ip(ipver == 6 ? "fd00::1" : "198.18.0.1", &s.src);
+	pkt_parse_ip(ipver == 6 ? "fd00::2" : "198.18.0.2", &s.dst);
+	return pkt_build(frame, sizeof(frame), &s);
+}
+
+/* Loads only `want` from an open skeleton object. */
+static void only(struct bpf_object *obj, const struct bpf_program *want)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, p == want);
+}
+
+static void expect_count(const struct bpf_map *stats, int slot, uint64_t packets,
+			 uint64_t bytes, uint64_t mb, const char *what)
+{
+	struct xdplab_datarec r;
+
+	if (!ASSERT_OK(stats_sum(stats, slot, &r), "stats lookup"))
+		return;
+	ASSERT_EQ(r.packets, packets, what);
+	if (bytes != (uint64_t)-1)
+		ASSERT_EQ(r.bytes, bytes, what);
+	ASSERT_EQ(r.mb_packets, mb, what);
+}
+
+TEST(prog_pass)
+{
+	struct xdp_pass_bpf *s = xdp_pass_bpf__open();
+	uint32_t len;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
+		goto out;
+
+	if (test__start_subtest("ipv4_udp")) {
+		len = make(4, PKT_UDP, 9, 0, 100);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		expect_count(s->maps.xdp_stats, XDP_PASS, 1, 100, 0, "pass");
+		ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, XDPLAB_L4_UDP), 1, "udp parsed");
+	}
+	if (test__start_subtest("ipv6_tcp")) {
+		len = make(6, PKT_TCP, 80, 0, 200);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, XDPLAB_L4_TCP), 1, "tcp parsed");
+	}
+	if (test__start_subtest("vlan_icmp")) {
+		len = make(4, PKT_ICMP, 0, 42, 98);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, XDPLAB_L4_ICMP), 1, "icmp behind vlan");
+	}
+	if (test__start_subtest("non_ip")) {
+		len = make(4, PKT_UDP, 9, 0, 60);
+		frame[12] = 0x08, frame[13] = 0x06;	/* ARP */
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 0, 0, 0, "not malformed");
+	}
+	if (test__start_subtest("truncated_ipv4")) {
+		/* The IP header says 100 bytes follow; the frame ends sooner. */
+		len = make(4, PKT_UDP, 9, 0, 100);
+		len = 60;
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 1, 60, 0, "malformed");
+		ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, XDPLAB_L4_UDP), 1,
+			  "no udp counted for it");
+	}
+	if (test__start_subtest("short_ipv6_ext")) {
+		/* A hop-by-hop header whose length runs past the end. */
+		len = make(6, PKT_UDP, 9, 0, 14 + 40 + 8);
+		frame[14 + 6] = 0;		/* nexthdr: hop-by-hop */
+		frame[14 + 40 + 1] = 200;	/* hdrlen: 1608 bytes */
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 2, -1, 0, "malformed");
+		ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, XDPLAB_L4_UDP), 1, "no udp counted");
+	}
+	if (test__start_subtest("all_passed")) {
+		/* Every frame above, malformed or not, was counted once. */
+		expect_count(s->maps.xdp_stats, XDP_PASS, 6, -1, 0, "pass total");
+		expect_count(s->maps.xdp_stats, XDP_DROP, 0, 0, 0, "no drop");
+	}
+out:
+	xdp_pass_bpf__destroy(s);
+}
+
+TEST(prog_pass_frags)
+{
+	struct xdp_pass_bpf *s = xdp_pass_bpf__open();
+	static const struct { const char *name; int ipver; enum pkt_l4 l4; uint16_t vlan;
+			      uint32_t linear; } cases[] = {
+		{ "mb_9000_ipv4_udp", 4, PKT_UDP, 0, 0 },
+		{ "mb_9000_ipv6_tcp", 6, PKT_TCP, 0, 0 },
+		/* The boundary inside the IPv4 header, the IPv6 header, the
+		 * TCP header, and inside a VLAN tag.
+		 */
+		{ "split_in_ipv4_hdr", 4, PKT_UDP, 0, 14 + 10 },
+		{ "split_in_ipv6_hdr", 6, PKT_UDP, 0, 14 + 20 },
+		{ "split_in_tcp_hdr", 6, PKT_TCP, 0, 14 + 40 + 6 },
+		{ "split_in_vlan_tag", 4, PKT_TCP, 100, 14 },
+	};
+	uint32_t len;
+	size_t i;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	only(s->obj, s->progs.xdp_pass_frags);
+	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
+		goto out;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int l4 = cases[i].l4 == PKT_TCP ? XDPLAB_L4_TCP : XDPLAB_L4_UDP;
+		uint64_t before = percpu_u64_sum(s->maps.xdp_proto, l4);
+		struct xdplab_datarec r0, r1;
+
+		if (!test__start_subtest(cases[i].name))
+			continue;
+		stats_sum(s->maps.xdp_stats, XDP_PASS, &r0);
+		len = make(cases[i].ipver, cases[i].l4, 80, cases[i].vlan, BIG);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass_frags, frame, &len, sizeof(frame),
+				   cases[i].linear), XDP_PASS, "verdict");
+		ASSERT_EQ(len, BIG, "length out");
+		stats_sum(s->maps.xdp_stats, XDP_PASS, &r1);
+		ASSERT_EQ(r1.packets - r0.packets, 1, "counted");
+		ASSERT_EQ(r1.bytes - r0.bytes, BIG, "whole frame measured");
+		ASSERT_EQ(r1.mb_packets - r0.mb_packets, 1, "seen as multi-buffer");
+		ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, l4) - before, 1,
+			  "L4 parsed across the boundary");
+	}
+	if (test__start_subtest("none_malformed"))
+		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 0, 0, 0, "malformed");
+out:
+	xdp_pass_bpf__destroy(s);
+}
+
+TEST(prog_drop)
+{
+	struct xdp_drop_bpf *s = xdp_drop_bpf__open();
+	uint32_t len;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	/* Only UDP to port 9 is dropped; everything else passes. */
+	s->rodata->cfg.match_l4 = XDPLAB_L4_UDP;
+	s->rodata->cfg.match_dport = 9;
+	if (!ASSERT_OK(xdp_drop_bpf__load(s), "load"))
+		goto out;
+
+	if (test__start_subtest("match_dropped")) {
+		len = make(4, PKT_UDP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "udp/9");
+		len = make(6, PKT_UDP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "udp6/9");
+		expect_count(s->maps.xdp_stats, XDP_DROP, 2, 128, 0, "drop");
+	}
+	if (test__start_subtest("others_passed")) {
+		len = make(4, PKT_UDP, 10, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "udp/10");
+		len = make(4, PKT_TCP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "tcp/9");
+		expect_count(s->maps.xdp_stats, XDP_PASS, 2, 128, 0, "pass");
+	}
+	if (test__start_subtest("frags_match_in_fragment")) {
+		/* The UDP header sits in the first fragment. */
+		len = make(4, PKT_UDP, 9, 0, BIG);
+		ASSERT_EQ(prog_run(s->progs.xdp_drop_frags, frame, &len, sizeof(frame), 20),
+			  XDP_DROP, "udp/9 split");
+		expect_count(s->maps.xdp_stats, XDP_DROP, 3, 128 + BIG, 1, "drop");
+	}
+out:
+	xdp_drop_bpf__destroy(s);
+}
+
+TEST(prog_tx)
+{
+	struct xdp_tx_bpf *s = xdp_tx_bpf__open();
+	uint8_t ref[BIG];
+	uint32_t len;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	if (!ASSERT_OK(xdp_tx_bpf__load(s), "load"))
+		goto out;
+
+	if (test__start_subtest("swap_macs")) {
+		len = make(4, PKT_UDP, 7, 0, 100);
+		memcpy(ref, frame, len);
+		ASSERT_EQ(prog_run(s->progs.xdp_tx, frame, &len, sizeof(frame), 0), XDP_TX,
+			  "verdict");
+		ASSERT_OK(memcmp(frame, mac_a, 6), "dst is the old src");
+		ASSERT_OK(memcmp(frame + 6, mac_b, 6), "src is the old dst");
+		ASSERT_OK(memcmp(frame + 12, ref + 12, len - 12), "rest untouched");
+		expect_count(s->maps.xdp_stats, XDP_TX, 1, 100, 0, "tx");
+	}
+	if (test__start_subtest("malformed_passed")) {
+		len = make(4, PKT_UDP, 7, 0, 100);
+		len = 40;
+		ASSERT_EQ(prog_run(s->progs.xdp_tx, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "not reflected");
+		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 1, 40, 0, "malformed");
+	}
+	if (test__start_subtest("frags_swap_macs")) {
+		struct xdp_tx_bpf *f = xdp_tx_bpf__open();
+
+		if (ASSERT_OK_PTR(f, "open frags")) {
+			only(f->obj, f->progs.xdp_tx_frags);
+			if (ASSERT_OK(xdp_tx_bpf__load(f), "load frags")) {
+				len = make(6, PKT_UDP, 7, 0, BIG);
+				memcpy(ref, frame, len);
+				ASSERT_EQ(prog_run(f->progs.xdp_tx_frags, frame, &len,
+						   sizeof(frame), 0), XDP_TX, "verdict");
+				ASSERT_EQ(len, BIG, "length kept");
+				ASSERT_OK(memcmp(frame, mac_a, 6), "dst is the old src");
+				ASSERT_OK(memcmp(frame + 12, ref + 12, len - 12), "rest untouched");
+				expect_count(f->maps.xdp_stats, XDP_TX, 1, BIG, 1, "tx");
+			}
+			xdp_tx_bpf__destroy(f);
+		}
+	}
+out:
+	xdp_tx_bpf__destroy(s);
+}
+
+TEST(prog_redirect)
+{
+	struct xdp_redirect_bpf *s = xdp_redirect_bpf__open();
+	uint32_t len;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	s->rodata->cfg.ifindex = 1;	/* lo; test runs do not transmit */
+	s->rodata->cfg.match_l4 = XDPLAB_L4_UDP;
+	if (!ASSERT_OK(xdp_redirect_bpf__load(s), "load"))
+		goto out;
+	if (test__start_subtest("udp_redirected")) {
+		len = make(4, PKT_UDP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_redirect, frame, &len, sizeof(frame), 0),
+			  XDP_REDIRECT, "verdict");
+		expect_count(s->maps.xdp_stats, XDP_REDIRECT, 1, 64, 0, "redirect");
+	}
+	if (test__start_subtest("tcp_passed")) {
+		len = make(4, PKT_TCP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_redirect, frame, &len, sizeof(frame), 0),
+			  XDP_PASS, "verdict");
+	}
+out:
+	xdp_redirect_bpf__destroy(s);
+}
+
+TEST(prog_redirect_map)
+{
+	struct xdp_redirect_map_bpf *s = xdp_redirect_map_bpf__open();
+	struct bpf_devmap_val val = { .ifindex = 1 };
+	uint32_t len, key = 0;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	only(s->obj, s->progs.xdp_redirect_map);
+	if (!ASSERT_OK(xdp_redirect_map_bpf__load(s), "load"))
+		goto out;
+	if (test__start_subtest("empty_slot_aborts")) {
+		len = make(4, PKT_UDP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_redirect_map, frame, &len, sizeof(frame), 0),
+			  XDP_ABORTED, "verdict");
+		expect_count(s->maps.xdp_stats, XDP_ABORTED, 1, 64, 0, "aborted");
+	}
+	if (test__start_subtest("slot_redirects")) {
+		if (!ASSERT_OK(bpf_map_update_elem(bpf_map__fd(s->maps.tx_port), &key, &val, 0),
+			       "devmap update"))
+			goto out;
+		len = make(4, PKT_UDP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_redirect_map, frame, &len, sizeof(frame), 0),
+			  XDP_REDIRECT, "verdict");
+		expect_count(s->maps.xdp_stats, XDP_REDIRECT, 1, 64, 0, "redirect");
+	}
+out:
+	xdp_redirect_map_bpf__destroy(s);
+}
+
+TEST(prog_redirect_cpu)
+{
+	struct xdp_redirect_cpu_bpf *s = xdp_redirect_cpu_bpf__open();
+	struct bpf_cpumap_val val = { .qsize = 64 };
+	uint32_t len, zero = 0;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	only(s->obj, s->progs.xdp_redirect_cpu_frags);
+	bpf_program__set_autoload(s->progs.xdp_cpumap_frags, true);
+	s->rodata->cpus_count = 1;
+	if (!ASSERT_OK(xdp_redirect_cpu_bpf__load(s), "load"))
+		goto out;
+	if (test__start_subtest("no_cpu_aborts")) {
+		len = make(4, PKT_UDP, 9, 0, 64);
+		ASSERT_EQ(prog_run(s->progs.xdp_redirect_cpu_frags, frame, &len, sizeof(frame), 0),
+			  XDP_ABORTED, "verdict");
+	}
+	if (test__start_subtest("cpu0_redirects")) {
+		val.bpf_prog.fd = bpf_program__fd(s->progs.xdp_cpumap_frags);
+		if (!ASSERT_OK(bpf_map_update_elem(bpf_map__fd(s->maps.cpu_map_frags), &zero,
+						   &val, 0), "cpumap update") ||
+		    !ASSERT_OK(bpf_map_update_elem(bpf_map__fd(s->maps.cpus_available), &zero,
+						   &zero, 0), "cpus_available update"))
+			goto out;
+		len = make(4, PKT_UDP, 9, 0, BIG);
+		ASSERT_EQ(prog_run(s->progs.xdp_redirect_cpu_frags, frame, &len, sizeof(frame), 0),
+			  XDP_REDIRECT, "verdict");
+		expect_count(s->maps.xdp_stats, XDP_REDIRECT, 1, BIG, 1, "redirect");
+	}
+out:
+	xdp_redirect_cpu_bpf__destroy(s);
+}
+
+TEST(prog_rxq_info)
+{
+	struct xdp_rxq_info_bpf *s = xdp_rxq_info_bpf__open();
+	struct xdp_md ctx = { .ingress_ifindex = 1, .rx_queue_index = 0 };
+	struct xdplab_rxq_rec rec;
+	uint32_t q = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &ctx, .ctx_size_in = sizeof(ctx));
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	s->rodata->cfg.action = XDP_DROP;
+	only(s->obj, s->progs.xdp_rxq_info);
+	if (!ASSERT_OK(xdp_rxq_info_bpf__load(s), "load"))
+		goto out;
+	if (test__start_subtest("queue_counted")) {
+		opts.data_size_in = make(4, PKT_UDP, 9, 0, 64);
+		opts.data_in = frame;
+		ctx.data_end = opts.data_size_in;
+		ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(s->progs.xdp_rxq_info), &opts),
+			  "run on lo queue 0");
+		ASSERT_EQ(opts.retval, XDP_DROP, "configured verdict");
+		{
+			int ncpu = libbpf_num_possible_cpus();
+			struct xdplab_rxq_rec *v = calloc(ncpu, sizeof(*v));
+
+			memset(&rec, 0, sizeof(rec));
+			if (v && !bpf_map_lookup_elem(bpf_map__fd(s->maps.rxq_stats), &q, v))
+				for (int c = 0; c < ncpu; c++)
+					rec.packets += v[c].packets;
+			free(v);
+		}
+		ASSERT_EQ(rec.packets, 1, "rxq 0 packets");
+		expect_count(s->maps.xdp_stats, XDP_DROP, 1, 64, 0, "drop");
+	}
+out:
+	xdp_rxq_info_bpf__destroy(s);
+}
+
+/* Does this object's BTF tag func `name` as GSO-preserving? */
+static bool btf_tagged(struct bpf_object *obj, const char *name)
+{
+	struct btf *btf = bpf_object__btf(obj);
+
+	for (__u32 id = 1; btf && id < btf__type_cnt(btf); id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_type *f;
+
+		if (!btf_is_decl_tag(t) ||
+		    strcmp(btf__name_by_offset(btf, t->name_off), "xdplab:gso_preserving"))
+			continue;
+		f = btf__type_by_id(btf, t->type);
+		if (f && !strcmp(btf__name_by_offset(btf, f->name_off), name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The GSO-preserving contract, checked on every program that claims it:
+ * a 9000-byte multi-buffer frame leaves with the same length and the same
+ * bytes past the Ethernet addresses, whatever the verdict.
+ */
+TEST(prog_gso_contract)
+{
+	glob_t g = {};
+	uint8_t ref[BIG];
+
+	if (glob(test__path("*.bpf.o"), 0, NULL, &g)) {
+		test__fail();
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct bpf_object *obj = bpf_object__open_file(g.gl_pathv[i], NULL);
+		struct bpf_program *p;
+
+		if (!ASSERT_OK_PTR(obj, g.gl_pathv[i]))
+			continue;
+		bpf_object__for_each_program(p, obj) {
+			const char *name = bpf_program__name(p);
+			struct bpf_program *q;
+			uint32_t len;
+			int ret;
+
+			if (!btf_tagged(obj, name) || !test__start_subtest(name))
+				continue;
+			ASSERT_OK(strncmp(bpf_program__section_name(p), "xdp.frags", 9),
+				  "tagged programs are frags-capable");
+			bpf_object__for_each_program(q, obj)
+				bpf_program__set_autoload(q, q == p);
+			if (!ASSERT_OK(bpf_object__load(obj), "load"))
+				break;
+			len = make(4, PKT_TCP, 80, 0, BIG);
+			memcpy(ref, frame, len);
+			ret = prog_run(p, frame, &len, sizeof(frame), 0);
+			ASSERT_GE(ret, 0, "ran");
+			ASSERT_EQ(len, BIG, "length unchanged");
+			ASSERT_OK(memcmp(frame + 12, ref + 12, BIG - 12),
+				  "headers and payload unchanged");
+			break;	/* an object loads once; one tagged program each */
+		}
+		bpf_object__close(obj);
+	}
+	globfree(&g);
+}
