@@ -731,7 +731,11 @@ void xdplab_stats_loop(const struct xdplab_opts *o, const char *name, struct bpf
 	int lines = 0;
 	double end;
 
-	snap(stats, &first);
+	/* The maps were made at load, so the baseline is zero: frames that came
+	 * between attach and this call count too.
+	 */
+	memset(&first, 0, sizeof(first));
+	first.t = xdplab_now();
 	prev = first;
 	if (hooks && hooks->started)
 		hooks->started(hooks->ctx, o);

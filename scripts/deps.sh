@@ -9,7 +9,7 @@
 # bench - plots for the benchmarks
 set -euo pipefail
 
-base=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
+base=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iputils-ping
       libxdp-dev xdp-tools iproute2 iperf3 ethtool valgrind procps
       python3 kmod)
 vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex

@@ -64,8 +64,8 @@ bool test__report(bool ok, const char *file, int line, const char *name,
 #define ASSERT_OK(res, name) ({						\
 	long long ___r = (long long)(res);				\
 	test__report(___r == 0, __FILE__, __LINE__, name,		\
-		     "unexpected error: %lld (errno %d: %s)", ___r, errno, \
-		     strerror(errno));					\
+		     "%s = %lld, expected 0 (errno %d: %s)", #res, ___r,	\
+		     errno, strerror(errno));				\
 })
 
 #define ASSERT_ERR(res, name) ({					\

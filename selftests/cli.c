@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "netns.h"
+#include "test.h"
+
+double now_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int cli_start(struct cli_bg *bg, const char *ns, const char *args)
+{
+	char cmd[2048];
+	int p[2];
+
+	snprintf(cmd, sizeof(cmd), "exec %s %s", test__path("xdplab"), args);
+	if (test__verbose())
+		fprintf(stderr, "+ [%s] %s &\n", ns ?: "-", cmd);
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	bg->pid = fork();
+	if (bg->pid < 0)
+		return -1;
+	bg->status = -1;
+	if (!bg->pid) {
+		if (ns && netns_enter(ns) < 0)
+			_exit(126);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execl("/bin/sh", "sh", "-c", cmd, NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	bg->out = p[0];
+	return 0;
+}
+
+unsigned int xdp_prog_id(const char *ns, const char *ifname)
+{
+	int saved = ns ? netns_enter(ns) : -1;
+	__u32 id = 0;
+	int idx;
+
+	if (ns && saved < 0)
+		return 0;
+	idx = if_nametoindex(ifname);
+	if (!idx || bpf_xdp_query_id(idx, 0, &id))
+		id = 0;
+	netns_leave(saved);
+	return id;
+}
+
+int cli_wait_attached(struct cli_bg *bg, const char *ns, const char *ifname, double timeout)
+{
+	double end = now_secs() + timeout;
+
+	while (now_secs() < end) {
+		int st;
+
+		if (xdp_prog_id(ns, ifname))
+			return 0;
+		if (waitpid(bg->pid, &st, WNOHANG) == bg->pid) {
+			/* Reaped; cli_stop only collects the output. */
+			bg->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			bg->pid = -1;
+			return -1;
+		}
+		usleep(10000);
+	}
+	return -1;
+}
+
+int cli_stop(struct cli_bg *bg, int sig, double timeout, char *out, size_t len)
+{
+	double end = now_secs() + timeout;
+	size_t n = 0;
+	int st = -1, ret = -1;
+
+	if (bg->pid > 0 && sig)
+		kill(bg->pid, sig);
+	/* Drain the pipe while waiting so a chatty child cannot block. */
+	for (;;) {
+		struct pollfd pfd = { bg->out, POLLIN, 0 };
+		double left = end - now_secs();
+
+		if (left <= 0) {
+			if (bg->pid > 0)
+				kill(bg->pid, SIGKILL);
+			break;
+		}
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) > 0) {
+			char tmp[4096];
+			ssize_t r = read(bg->out, tmp, sizeof(tmp));
+
+			if (r <= 0)
+				break;	/* EOF: the child is gone */
+			if (out && n + 1 < len) {
+				size_t c = (size_t)r < len - 1 - n ? (size_t)r : len - 1 - n;
+
+				memcpy(out + n, tmp, c);
+				n += c;
+			}
+		}
+	}
+	if (out && len)
+		out[n] = '\0';
+	close(bg->out);
+	if (bg->pid > 0 && waitpid(bg->pid, &st, 0) == bg->pid)
+		ret = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	else if (bg->pid < 0)
+		ret = bg->status;
+	bg->pid = -1;
+	return ret;
+}
+
+long long json_num(const char *text, const char *line_marker, const char *key)
+{
+	const char *line = line_marker ? strstr(text, line_marker) : text;
+	const char *eol, *k;
+	char pat[64];
+
+	if (!line)
+		return -1;
+	while (line > text && line[-1] != '\n')
+		line--;
+	eol = strchr(line, '\n');
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	k = strstr(line, pat);
+	if (!k || (eol && k > eol))
+		return -1;
+	return strtoll(k + strlen(pat), NULL, 10);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Running build/xdplab from tests, in a namespace, as a user would. */
+#ifndef XDPLAB_CLI_H
+#define XDPLAB_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct cli_bg {
+	pid_t pid;
+	int out;	/* read end of the child's stdout+stderr */
+	int status;	/* exit status once reaped early */
+};
+
+/* Starts `xdplab ARGS` (a shell-split string) inside namespace ns (NULL:
+ * here) in the background. Returns 0 or -1.
+ */
+int cli_start(struct cli_bg *bg, const char *ns, const char *args);
+/* Waits (bounded) until ifname in ns has an XDP program, or the child
+ * exited. Returns 0 once attached.
+ */
+int cli_wait_attached(struct cli_bg *bg, const char *ns, const char *ifname, double timeout);
+/* Sends sig (0: none, just wait), waits at most timeout seconds (then
+ * SIGKILL), collects the output into out. Returns the exit status, 128+sig
+ * if killed, or -1.
+ */
+int cli_stop(struct cli_bg *bg, int sig, double timeout, char *out, size_t len);
+/* Pulls a number out of a JSON line: "key":NUMBER. Returns -1 if absent. */
+long long json_num(const char *text, const char *line_marker, const char *key);
+/* The id of the XDP program on ifname in ns, 0 if none. */
+unsigned int xdp_prog_id(const char *ns, const char *ifname);
+double now_secs(void);
+
+#endif
