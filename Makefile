@@ -99,3 +99,6 @@ clean:
 	$(Q)rm -rf $(filter-out $(DEPS_STAMP),$(wildcard $(OUT)/*)) skel/*.skel.h
 
 -include $(LOADER_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(LIB_OBJS:.o=.d)
+
+# --- vmtest (owned by vmtest/; see vmtest/README.md) ---------------------------
+-include vmtest/vmtest.mk

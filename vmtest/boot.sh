@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Boot a kernel under QEMU with the host's / as the guest's read-only root
+# (virtio-9p), run one command in it through vmtest/init.sh, and exit with
+# the command's exit status. Fails too when the guest's kernel log shows a
+# WARN, BUG, KASAN, lockdep or kmemleak report, or when the guest hangs.
+#
+#   vmtest/boot.sh [options] KERNEL_IMAGE
+#     --initrd FILE      initramfs to boot first (Debian's modular kernels)
+#     --moddir DIR       modprobe -d DIR in the guest (unpacked modules)
+#     --modules "a b"    modules to load in the guest before the command
+#     --interactive      a shell on the console instead of a command
+#     --label TEXT       what to call this kernel in messages
+#
+#   Environment: CMD (the command, run with bash -c in the checkout),
+#   VMTEST_ARCH (x86_64), VMTEST_TIMEOUT (seconds, default 900; 0 = none),
+#   VMTEST_MEM (MiB, default 2048), VMTEST_SMP (default 2), XDPLAB_KVM=1
+#   (use /dev/kvm; default TCG, see below), VMTEST_VERBOSE=1 (show the boot
+#   log; by default kernel messages before the command starts are only
+#   logged), XDPLAB_CACHE.
+#
+# The console log is kept in <cache>/runs/<time>-<pid>/console.log;
+# <cache>/runs/latest points at the newest run.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+initrd="" moddir="" modules="" interactive=0 label=""
+while [ $# -gt 1 ]; do
+	case "$1" in
+	--initrd) initrd=$2; shift 2 ;;
+	--moddir) moddir=$2; shift 2 ;;
+	--modules) modules=$2; shift 2 ;;
+	--interactive) interactive=1; shift ;;
+	--label) label=$2; shift 2 ;;
+	*) die "boot.sh: unknown option $1" ;;
+	esac
+done
+[ $# -eq 1 ] || die "usage: vmtest/boot.sh [--initrd F] [--moddir D] [--modules L] [--interactive] [--label T] KERNEL_IMAGE"
+kernel=$1
+[ -r "$kernel" ] || die "no kernel image at $kernel"
+label=${label:-$kernel}
+
+arch=$(norm_arch "${VMTEST_ARCH:-x86_64}")
+timeout=${VMTEST_TIMEOUT:-900}
+mem=${VMTEST_MEM:-2048}
+smp=${VMTEST_SMP:-2}
+cmd=${CMD:-}
+[ "$interactive" = 1 ] || [ -n "$cmd" ] || die "nothing to run" "give CMD='...' (or use make vmshell)"
+[[ "$timeout" =~ ^[0-9]+$ ]] || die "VMTEST_TIMEOUT=$timeout: expected seconds"
+
+cache=$(cache_dir)
+mkdir -p "$cache/runs"
+# Keep the newest 30 run directories.
+{ ls -1dt "$cache/runs"/2*/ 2>/dev/null || true; } | tail -n +30 | xargs -r rm -rf
+run=$(mktemp -d "$cache/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
+ln -sfn "$run" "$cache/runs/latest"
+log=$run/console.log
+
+{
+	printf 'XDPLAB_CWD=%q\n' "$(pwd)"
+	printf 'XDPLAB_CMD=%q\n' "$cmd"
+	printf 'XDPLAB_INTERACTIVE=%q\n' "$interactive"
+	printf 'XDPLAB_MODDIR=%q\n' "$moddir"
+	printf 'XDPLAB_MODULES=%q\n' "$modules"
+	printf 'XDPLAB_ROWS=%q\nXDPLAB_COLS=%q\n' "$(tput lines 2>/dev/null || echo 24)" "$(tput cols 2>/dev/null || echo 80)"
+} >"$run/guest.env"
+
+# KVM: /dev/kvm here may be PVM, under which stock kernels hang at boot, so
+# TCG is the default and XDPLAB_KVM=1 opts in.
+case "${XDPLAB_KVM:-0}" in
+1) [ -w /dev/kvm ] || die "XDPLAB_KVM=1 but /dev/kvm is not usable" "drop XDPLAB_KVM to use TCG"
+   accel=(-accel kvm -cpu host) ;;
+0) accel=(-accel tcg -cpu max) ;;
+*) die "XDPLAB_KVM=${XDPLAB_KVM}: expected 0 or 1" ;;
+esac
+
+root_opts="root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro"
+init=$VMTEST_DIR/init.sh
+case "$arch" in
+x86_64)
+	qemu=qemu-system-x86_64
+	machine=(-M pc)
+	console=ttyS0
+	;;
+arm64)
+	die "ARCH=arm64 boots are not wired up yet" "see issue 7"
+	;;
+esac
+command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
+
+append="console=$console $root_opts init=$init panic=-1 printk.time=1 mitigations=off xdplab_run=$run"
+# With an initramfs its /init mounts the 9p root and execs our init.
+[ -z "$initrd" ] || append="console=$console $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off xdplab_run=$run"
+
+qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
+	-nodefaults -no-user-config -no-reboot -display none
+	-kernel "$kernel" -append "$append"
+	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
+	-device virtio-9p-pci,fsdev=root,mount_tag=root)
+[ -z "$initrd" ] || qargs+=(-initrd "$initrd")
+echo "${qargs[*]}" >"$run/qemu.cmdline"
+
+t0=$EPOCHREALTIME
+if [ "$interactive" = 1 ]; then
+	log "booting $label (interactive; log: $log)"
+	qargs+=(-chardev "stdio,id=con,mux=on,signal=off,logfile=$log"
+		-serial chardev:con -mon chardev=con,mode=readline)
+	set +e
+	"${qargs[@]}"
+	set -e
+	exit 0
+fi
+
+log "booting $label under ${accel[1]} (timeout ${timeout}s; log: $log)"
+qargs+=(-serial stdio -monitor none)
+# Show the guest from the start marker on (everything with VMTEST_VERBOSE=1)
+# and say how long the boot took.
+show() {
+	local line started=${VMTEST_VERBOSE:-0}
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		printf '%s\n' "$line" >>"$log"
+		if [[ "$line" == XDPLAB-VMTEST-START* ]]; then
+			printf 'vmtest: guest up in %.1f s: %s\n' "$(echo "$EPOCHREALTIME - $t0" | bc)" "${line#XDPLAB-VMTEST-START }" >&2
+			started=1
+			continue
+		fi
+		[ "$started" = 0 ] || printf '%s\n' "$line"
+	done
+}
+set +e
+if [ "$timeout" = 0 ]; then
+	"${qargs[@]}" </dev/null 2>&1 | show
+	qrc=${PIPESTATUS[0]}
+else
+	timeout -k 10 "$timeout" "${qargs[@]}" </dev/null 2>&1 | show
+	qrc=${PIPESTATUS[0]}
+fi
+set -e
+elapsed=$(printf '%.1f' "$(echo "$EPOCHREALTIME - $t0" | bc)")
+
+splat_re='^\[ *[0-9]+\.[0-9]+\].*(WARNING:|BUG:|KASAN|possible circular locking|possible recursive locking|suspected memory leak|Oops|Kernel panic|UBSAN:|general protection fault)'
+splats=$(grep -E "$splat_re" "$log" || true)
+status=$(grep -oE 'XDPLAB-VMTEST-EXIT=[0-9]+' "$log" | tail -n 1 | cut -d= -f2 || true)
+
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	DIE_STATUS=124 die "guest timed out after ${timeout}s and was killed (log: $log)" \
+		"raise VMTEST_TIMEOUT=<seconds>, or look at the end of the log for where it hung"
+fi
+if [ -n "$splats" ]; then
+	log "kernel problems in the guest's log:"
+	echo "$splats" | head -20 | sed 's/^/vmtest:   /' >&2
+fi
+if [ -z "$status" ]; then
+	tail -n 20 "$log" | sed 's/^/vmtest:   /' >&2
+	die "guest ended without reporting an exit status (QEMU exit $qrc; crash or panic?; log: $log)" \
+		"VMTEST_VERBOSE=1 shows the whole boot"
+fi
+if [ "$status" != 0 ]; then
+	log "FAIL: command exited $status in the guest ($label, ${elapsed}s; log: $log)"
+	exit "$status"
+fi
+if [ -n "$splats" ]; then
+	log "FAIL: the command passed but the guest kernel logged the problems above ($label; log: $log)"
+	exit 1
+fi
+log "PASS: command exited 0 in the guest ($label, ${elapsed}s)"

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Build the guest kernel and print the path of its boot image.
+#
+#   vmtest/build.sh [DIR]      (settings from the environment)
+#
+# With DIR, the image is copied there (under the build lock) and that copy's
+# path is printed.
+#
+#   VMTEST_ARCH  x86_64 (default) or arm64
+#   PATCHES      none | all (default) | veth,tun,... (see vmtest/series.sh)
+#   PATCHDIR     where the <driver>/ series live (default kernel-patches/)
+#   DEBUG=1      also merge kernel-patches/config/debug.config
+#   KERNEL_SRC   build this tree as it is instead of Debian's source
+#                (no series are applied to it; PATCHES must be none)
+#   V=1          show the kernel build's output instead of logging it
+#
+# One build directory (make O=) per source tree, architecture and DEBUG
+# flavour. It records the key it was built for (source version, series hash,
+# config hash); when the key matches, nothing runs, not even make. A changed
+# series re-applies (vmtest/patch.sh) and make rebuilds only what changed.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+arch=$(norm_arch "${VMTEST_ARCH:-x86_64}")
+karch=$(kbuild_arch "$arch")
+cross=$(cross_compile "$arch")
+patchdir=${PATCHDIR:-$XDPLAB_ROOT/kernel-patches}
+patchdir=$(cd "$patchdir" 2>/dev/null && pwd) ||
+	die "PATCHDIR=${PATCHDIR:-} is not a directory" "point PATCHDIR at a folder holding <driver>/*.patch"
+confdir=$XDPLAB_ROOT/kernel-patches/config
+debug=${DEBUG:-0}
+[ "$debug" = 0 ] || [ "$debug" = 1 ] || die "DEBUG=$debug: expected 0 or 1"
+
+case "$arch" in
+x86_64) image=arch/x86/boot/bzImage target=bzImage ;;
+arm64) image=arch/arm64/boot/Image target=Image ;;
+esac
+[ -z "$cross" ] || command -v "${cross}gcc" >/dev/null ||
+	die "no cross compiler ${cross}gcc" "run 'scripts/deps.sh vm'"
+command -v pahole >/dev/null || die "pahole not found (needed for BTF)" "run 'scripts/deps.sh vm' (package dwarves)"
+
+frags=("$confdir/base.config" "$confdir/$arch.config")
+[ "$debug" = 0 ] || frags+=("$confdir/debug.config")
+for f in "${frags[@]}"; do
+	[ -r "$f" ] || die "missing config fragment $f" "restore it from git (git checkout -- kernel-patches/config)"
+done
+
+cache=$(cache_dir)
+flavour=$arch$([ "$debug" = 0 ] || echo -debug)
+if [ -n "${KERNEL_SRC:-}" ]; then
+	sel=${PATCHES:-none}
+	[ "$sel" = none ] || die "KERNEL_SRC trees are built as they are; PATCHES=$sel cannot be applied to them" \
+		"apply the series in that tree yourself (git am kernel-patches/<driver>/*.patch) and run with PATCHES=none"
+	src=$(cd "$KERNEL_SRC" 2>/dev/null && pwd) || die "KERNEL_SRC=$KERNEL_SRC is not a directory"
+	[ -f "$src/Makefile" ] && [ -d "$src/kernel" ] || die "KERNEL_SRC=$src does not look like a Linux tree"
+	tree=$src
+	treekey=ext-$(echo "$src" | hash_stream | cut -c1-8)
+	localver=-xdplab
+	src_id="ext:$src"
+	always_make=1
+else
+	sel=${PATCHES:-all}
+	src=$("$VMTEST_DIR/source.sh")
+	src_id=$(cat "$src/.git/xdplab-id")
+	drivers=$("$VMTEST_DIR/series.sh" drivers "$sel")
+	series=$(echo "${drivers:-none}" | tr ' ' '+')
+	treekey=$(basename "$src")-$series
+	# The release names the series: 6.12.117-xdplab-veth+tun, ...-none.
+	localver=-xdplab-$series
+	always_make=0
+fi
+bdir=$cache/build/$treekey-$flavour
+
+series_hash=$("$VMTEST_DIR/series.sh" hash "$sel" "$patchdir")
+config_hash=$({
+	echo "$arch"
+	cat "${frags[@]}"
+	"${cross}gcc" --version | head -1
+	pahole --version
+} | hash_stream)
+key="source=$src_id series=$series_hash config=$config_hash"
+mkdir -p "$bdir"
+
+# Every line of every fragment must survive olddefconfig: Kconfig silently
+# drops an option whose dependencies are off, and that must not go unnoticed.
+check_config() {
+	local f line opt bad=()
+	for f in "${frags[@]}"; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*) grep -qxF "$line" "$bdir/.config" || bad+=("$line") ;;
+			"# CONFIG_"*" is not set")
+				opt=${line#\# }
+				opt=${opt%% *}
+				! grep -q "^$opt=" "$bdir/.config" || bad+=("$line") ;;
+			esac
+		done <"$f"
+	done
+	[ ${#bad[@]} -eq 0 ] || die "Kconfig dropped: ${bad[*]}" \
+		"a dependency is missing from kernel-patches/config/; see 'make -C $tree O=$bdir ARCH=$karch menuconfig' (search with /)"
+}
+
+configure() {
+	log "configuring $bdir (tinyconfig + ${frags[*]##*/})"
+	make -s -C "$tree" O="$bdir" ARCH="$karch" CROSS_COMPILE="$cross" tinyconfig >/dev/null
+	# merge_config.sh writes its temporaries in the working directory.
+	(cd "$bdir" && ARCH=$karch CROSS_COMPILE=$cross "$tree/scripts/kconfig/merge_config.sh" \
+		-m -O "$bdir" "$bdir/.config" "${frags[@]}" >/dev/null)
+	make -s -C "$tree" O="$bdir" ARCH="$karch" CROSS_COMPILE="$cross" olddefconfig >/dev/null
+	check_config
+}
+
+build() {
+	if [ "$always_make" = 0 ] && [ -f "$bdir/$image" ] && [ "$(cat "$bdir/.xdplab-key" 2>/dev/null)" = "$key" ]; then
+		log "kernel up to date: $bdir/$image"
+		return 0
+	fi
+	if [ "$always_make" = 0 ]; then
+		tree=$("$VMTEST_DIR/patch.sh" "$src" "$sel" "$patchdir")
+	fi
+	local old_key
+	old_key=$(cat "$bdir/.xdplab-key" 2>/dev/null || true)
+	rm -f "$bdir/.xdplab-key"
+	if [ ! -f "$bdir/.config" ] || [ "${old_key##*config=}" != "$config_hash" ] || [ "$always_make" = 1 ]; then
+		configure
+	fi
+	local t0=$SECONDS jobs
+	jobs=$(nproc)
+	local mk=(make -C "$tree" O="$bdir" ARCH="$karch" CROSS_COMPILE="$cross" -j"$jobs"
+		LOCALVERSION="$localver" "$target")
+	log "building $target with $jobs jobs in $bdir (log: $bdir/build.log)"
+	if [ "${V:-0}" = 1 ]; then
+		"${mk[@]}" 2>&1 | tee "$bdir/build.log"
+		[ "${PIPESTATUS[0]}" = 0 ] || die "kernel build failed; log: $bdir/build.log"
+	elif ! "${mk[@]}" >"$bdir/build.log" 2>&1; then
+		grep -E 'error|Error' "$bdir/build.log" | head -20 | sed 's/^/vmtest:   /' >&2
+		tail -n 15 "$bdir/build.log" | sed 's/^/vmtest:   /' >&2
+		die "kernel build failed; full log: $bdir/build.log" "rerun with V=1 to watch it"
+	fi
+	echo "$key" >"$bdir/.xdplab-key"
+	log "built $(cat "$bdir/include/config/kernel.release") in $((SECONDS - t0)) s"
+}
+
+# Copy the image out while holding the lock: another vmtest may rebuild this
+# directory while ours boots.
+build_and_copy() {
+	build
+	[ -z "${1:-}" ] || cp "$bdir/$image" "$1/"
+}
+# One lock per source tree: the DEBUG and plain builds share its worktree.
+with_lock "$cache/build/$treekey.lock" build_and_copy "${1:-}"
+echo "${1:+$1/$(basename "$image")}${1:-$bdir/$image}"

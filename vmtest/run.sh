@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Entry point of the make targets: get a kernel, then boot it.
+#
+#   vmtest/run.sh test     run CMD (default: build/test_xdplab) in the guest
+#   vmtest/run.sh shell    interactive guest shell
+#   vmtest/run.sh kernel   only build (or fetch) the kernel; print its path
+#
+#   KERNEL=6.12 (default)  Debian's linux-source-6.12 + PATCHES (vmtest/build.sh)
+#   KERNEL=debian-6.1      Debian's prebuilt 6.1 kernel (vmtest/debian-kernel.sh)
+#   KERNEL=<file>          boot that image as it is
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+mode=${1:-test}
+case "$mode" in test | shell | kernel) ;; *) die "usage: vmtest/run.sh test|shell|kernel" ;; esac
+export VMTEST_ARCH
+VMTEST_ARCH=$(norm_arch "${VMTEST_ARCH:-x86_64}")
+t0=$SECONDS
+
+boot_opts=()
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/xdplab-vmtest.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+kernel=${KERNEL:-6.12}
+case "$kernel" in
+6.12 | "")
+	if [ "$mode" = kernel ]; then
+		image=$("$VMTEST_DIR/build.sh")
+	else
+		image=$("$VMTEST_DIR/build.sh" "$tmp")
+	fi
+	label="Linux 6.12 PATCHES=${PATCHES:-$([ -n "${KERNEL_SRC:-}" ] && echo none || echo all)}$([ "${DEBUG:-0}" = 0 ] || echo ' DEBUG=1')"
+	[ -z "${KERNEL_SRC:-}" ] || label="$KERNEL_SRC"
+	;;
+debian-6.1)
+	[ "$VMTEST_ARCH" = x86_64 ] || die "KERNEL=debian-6.1 is x86_64 only"
+	[ -z "${KERNEL_SRC:-}" ] && [ "${PATCHES:-none}" = none ] ||
+		die "KERNEL=debian-6.1 is Debian's prebuilt kernel: no PATCHES or KERNEL_SRC" "drop PATCHES=/KERNEL_SRC=, or use KERNEL=6.12"
+	eval "$("$VMTEST_DIR/debian-kernel.sh")"
+	image=$DEBIAN_KERNEL
+	boot_opts+=(--initrd "$DEBIAN_INITRD" --moddir "$DEBIAN_MODDIR" --modules "$DEBIAN_MODULES")
+	label="Debian $DEBIAN_RELEASE"
+	;;
+*)
+	[ -f "$kernel" ] || die "KERNEL=$kernel: not 6.12, debian-6.1 or an image file"
+	image=$kernel
+	label=$kernel
+	;;
+esac
+
+if [ "$mode" = kernel ]; then
+	echo "$image"
+	exit 0
+fi
+log "kernel ready after $((SECONDS - t0)) s"
+# KASAN and lockdep under TCG: more memory, more time.
+if [ "${DEBUG:-0}" = 1 ]; then
+	export VMTEST_MEM=${VMTEST_MEM:-4096} VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1800}
+fi
+
+if [ "$mode" = shell ]; then
+	exec "$VMTEST_DIR/boot.sh" "${boot_opts[@]}" --interactive --label "$label" "$image"
+fi
+export CMD=${CMD:-$XDPLAB_ROOT/build/test_xdplab}
+if [ "$CMD" = "$XDPLAB_ROOT/build/test_xdplab" ] && [ ! -x "$CMD" ]; then
+	die "no $CMD to run in the guest" "run 'make' first, or give CMD='...'"
+fi
+"$VMTEST_DIR/boot.sh" "${boot_opts[@]}" --label "$label" "$image"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# What a PATCHES= selection means.
+#
+#   vmtest/series.sh drivers SELECTION            drivers, in apply order
+#   vmtest/series.sh files   SELECTION PATCHDIR   the patch files, one a line
+#   vmtest/series.sh hash    SELECTION PATCHDIR   hash of names and contents
+#
+# SELECTION: none, all (veth tun macb), or drivers separated by commas or
+# spaces. A series directory that does not exist or holds no *.patch simply
+# has nothing to apply. Cover letters (0000-cover-letter.patch) are skipped.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+known=(veth tun macb)
+
+drivers() {
+	local sel=${1:-all} d out=()
+	case "$sel" in
+	none | "") return 0 ;;
+	all) echo "${known[*]}"; return 0 ;;
+	esac
+	for d in ${sel//,/ }; do
+		case " ${known[*]} " in
+		*" $d "*) out+=("$d") ;;
+		*) die "unknown patch series '$d' in PATCHES=$sel" "use PATCHES=none, all, or a list of: ${known[*]}" ;;
+		esac
+	done
+	echo "${out[*]}"
+}
+
+files() {
+	local d p
+	for d in $(drivers "$1"); do
+		[ -d "$2/$d" ] || continue
+		for p in "$2/$d"/*.patch; do
+			[ -f "$p" ] || continue
+			case "$(basename "$p")" in *cover-letter*) continue ;; esac
+			echo "$p"
+		done
+	done
+}
+
+hash() {
+	local p
+	files "$1" "$2" | while IFS= read -r p; do
+		printf '%s\n' "${p#"$2"/}"
+		cat "$p"
+	done | hash_stream
+}
+
+case "${1:-}" in
+drivers) drivers "${2:-all}" ;;
+files) files "${2:-all}" "${3:?PATCHDIR}" ;;
+hash) hash "${2:-all}" "${3:?PATCHDIR}" ;;
+*) die "usage: vmtest/series.sh drivers|files|hash SELECTION [PATCHDIR]" ;;
+esac
