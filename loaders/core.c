@@ -506,29 +506,34 @@ int xdplab_percpu_sum(const struct bpf_map *map, __u32 key, void *out, size_t si
 bool xdplab_prog_gso_preserving(int prog_fd)
 {
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_func_info func = {};
+	__u32 len = sizeof(info), btf_id;
 	struct btf *btf;
 	bool tagged = false;
-	int func_id;
 
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) || !info.btf_id)
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) || !info.btf_id || !info.nr_func_info)
 		return false;
-	btf = btf__load_from_kernel_by_id(info.btf_id);
+	/* The entry point is the first func_info record (instruction 0). Not
+	 * the name: the kernel cuts it to 15 characters, and "xdp_drop" is
+	 * also the start of "xdp_drop_frags".
+	 */
+	btf_id = info.btf_id;
+	memset(&info, 0, sizeof(info));
+	info.nr_func_info = 1;
+	info.func_info_rec_size = sizeof(func);
+	info.func_info = (__u64)(unsigned long)&func;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) || !func.type_id)
+		return false;
+	btf = btf__load_from_kernel_by_id(btf_id);
 	if (!btf)
 		return false;
-	/* The kernel truncates names to 15 characters; match the prefix. */
 	for (__u32 id = 1; id < btf__type_cnt(btf) && !tagged; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
-		const struct btf_type *f;
 
-		if (!btf_is_decl_tag(t) ||
-		    strcmp(btf__name_by_offset(btf, t->name_off), "xdplab:gso_preserving"))
-			continue;
-		func_id = t->type;
-		f = btf__type_by_id(btf, func_id);
-		tagged = f && btf_is_func(f) &&
-			 !strncmp(btf__name_by_offset(btf, f->name_off), info.name,
-				  strlen(info.name));
+		tagged = btf_is_decl_tag(t) && t->type == func.type_id &&
+			 btf_decl_tag(t)->component_idx == -1 &&
+			 !strcmp(btf__name_by_offset(btf, t->name_off), "xdplab:gso_preserving");
 	}
 	btf__free(btf);
 	return tagged;
