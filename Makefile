@@ -63,6 +63,7 @@ $(OUT)/%.bpf.o: progs/%.bpf.c $(BPF_HDRS) vmlinux/$(ARCH)/vmlinux.h | $(DEPS_STA
 # libbpf notes that it skips libxdp's .xdp_run_config section; that is meant.
 skel/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@ 2> $@.log; \
 	    st=$$?; grep -v 'section.*xdp_run_config' $@.log >&2; rm -f $@.log; exit $$st
 
