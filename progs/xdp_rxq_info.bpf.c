@@ -33,17 +33,8 @@ static __always_inline int rxq_info(struct xdp_md *ctx)
 	}
 	if (!xdplab_match(&p))
 		action = XDP_PASS;
-	if (action == XDP_TX && cfg.swap_macs) {
-		__u8 m[2 * ETH_ALEN], t[ETH_ALEN];
-
-		if (bpf_xdp_load_bytes(ctx, 0, m, sizeof(m)))
-			return xdplab_verdict(ctx, &p, XDP_ABORTED);
-		__builtin_memcpy(t, m, ETH_ALEN);
-		__builtin_memcpy(m, m + ETH_ALEN, ETH_ALEN);
-		__builtin_memcpy(m + ETH_ALEN, t, ETH_ALEN);
-		if (bpf_xdp_store_bytes(ctx, 0, m, sizeof(m)))
-			return xdplab_verdict(ctx, &p, XDP_ABORTED);
-	}
+	if (action == XDP_TX && cfg.swap_macs && xdplab_swap_macs(ctx))
+		return xdplab_verdict(ctx, &p, XDP_ABORTED);
 	return xdplab_verdict(ctx, &p, action);
 }
 

@@ -8,19 +8,11 @@
 static __always_inline int tx(struct xdp_md *ctx)
 {
 	struct xdplab_pkt p;
-	__u8 macs[2 * ETH_ALEN], tmp[ETH_ALEN];
 
 	xdplab_parse(ctx, &p);
 	if (p.malformed || !xdplab_match(&p))
 		return xdplab_verdict(ctx, &p, XDP_PASS);
-
-	/* The store helper too works wherever the Ethernet header sits. */
-	if (bpf_xdp_load_bytes(ctx, 0, macs, sizeof(macs)))
-		return xdplab_verdict(ctx, &p, XDP_ABORTED);
-	__builtin_memcpy(tmp, macs, ETH_ALEN);
-	__builtin_memcpy(macs, macs + ETH_ALEN, ETH_ALEN);
-	__builtin_memcpy(macs + ETH_ALEN, tmp, ETH_ALEN);
-	if (bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs)))
+	if (xdplab_swap_macs(ctx))
 		return xdplab_verdict(ctx, &p, XDP_ABORTED);
 	return xdplab_verdict(ctx, &p, XDP_TX);
 }

@@ -93,6 +93,21 @@ static __always_inline int xdplab_verdict(struct xdp_md *ctx,
 	return action;
 }
 
+/* Swaps source and destination MAC; the helpers reach the Ethernet header
+ * wherever it sits. Returns 0 or a negative error.
+ */
+static __always_inline int xdplab_swap_macs(struct xdp_md *ctx)
+{
+	__u8 macs[2 * ETH_ALEN], tmp[ETH_ALEN];
+
+	if (bpf_xdp_load_bytes(ctx, 0, macs, sizeof(macs)))
+		return -1;
+	__builtin_memcpy(tmp, macs, ETH_ALEN);
+	__builtin_memcpy(macs, macs + ETH_ALEN, ETH_ALEN);
+	__builtin_memcpy(macs + ETH_ALEN, tmp, ETH_ALEN);
+	return bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs));
+}
+
 /* Does the frame fall under the program's verdict (cfg.match_*)? */
 static __always_inline bool xdplab_match(const struct xdplab_pkt *p)
 {
