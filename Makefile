@@ -103,3 +103,4 @@ clean:
 
 # --- vmtest (owned by vmtest/; see vmtest/README.md) ---------------------------
 -include vmtest/vmtest.mk
+-include bench/bench.mk

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The bench: bench/*.c + lib/ -> build/xdplab-bench, included at the end of
+# the top-level Makefile.
+#
+#   make bench                          every scenario, full mode (~15 min)
+#   make bench QUICK=1                  quick mode (under 3 min)
+#   make bench SCENARIOS='veth-tcp prog-cost'
+#   make bench BENCHARGS='-p veth-tcp/mtu8000/* -r 10'
+#
+# Needs root. Tables go to stdout, results to bench/results/DATE-TIME/.
+
+BENCH_OBJS := $(patsubst bench/%.c,$(OUT)/bench/%.o,$(wildcard bench/*.c))
+BENCH_DEPS_STAMP := $(OUT)/.deps-bench
+
+.PHONY: bench bench-build
+
+all: $(OUT)/xdplab-bench
+
+$(OUT)/xdplab-bench: $(BENCH_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -lm -o $@
+
+# gnuplot for the plots, on top of the base packages.
+$(BENCH_DEPS_STAMP): scripts/deps.sh | $(DEPS_STAMP)
+	$(Q)scripts/deps.sh base bench
+	$(Q)touch $@
+
+bench-build: all $(OUT)/xdplab-bench
+
+bench: bench-build $(BENCH_DEPS_STAMP)
+	$(OUT)/xdplab-bench $(if $(filter-out 0,$(QUICK)),--quick) $(BENCHARGS) $(SCENARIOS)
+
+-include $(BENCH_OBJS:.o=.d)

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * small-udp (seed 004): the macb page_pool thread's two tests on a veth
+ * pair. Stack: iperf3 -u with 64 and 128-byte datagrams (iperf3's -l, as
+ * the thread used it), delivered pps with and without `xdplab pass` on the
+ * receiving veth1. XDP: live frames of 64 and 128 bytes into veth1 where
+ * `xdplab drop` counts its drops, in native mode and in skb (generic)
+ * mode as the thread's xdp-bench did. Every row carries the /proc/stat
+ * split including idle, the thread's answer to "same line rate, less CPU?".
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "netns.h"
+
+enum { M_KPPS, M_SENT_KPPS, M_LOSS, M_USER, M_SYS, M_SOFTIRQ, M_IDLE, M_NR };
+
+static const struct metric_def metrics[M_NR] = {
+	[M_KPPS] = { "kpps", "thousand packets/s delivered to iperf3 (stack rows) or "
+			     "dropped by XDP (generator rows)" },
+	[M_SENT_KPPS] = { "sent_kpps", "thousand packets/s sent" },
+	[M_LOSS] = { "loss", "% of sent packets not delivered" },
+	[M_USER] = { "user", "% of a core" },
+	[M_SYS] = { "system", "% of a core" },
+	[M_SOFTIRQ] = { "softirq", "% of a core" },
+	[M_IDLE] = { "idle", "% of a core" },
+};
+
+static const struct column cols[] = {
+	{ M_KPPS, "kpps", "%.0f" },
+	{ M_SENT_KPPS, "sent kpps", "%.0f" },
+	{ M_LOSS, "loss %", "%.1f" },
+	{ M_USER, "user %", "%.0f" },
+	{ M_SYS, "sys %", "%.0f" },
+	{ M_SOFTIRQ, "softirq %", "%.0f" },
+	{ M_IDLE, "idle %", "%.0f" },
+};
+
+enum { K_KIND, K_SIZE, K_PROG };
+enum { KIND_IPERF, KIND_GEN };
+enum { PROG_NONE, PROG_PASS, PROG_DROP, PROG_DROP_SKB };
+static const int sizes[] = { 64, 128 };
+
+static struct veth_pair vp;
+static struct child server;
+static bool server_up;
+static int cur_gro;
+static char peer_mac[32];
+
+static void add(struct scen *s, int base, const char *group, int kind, int size, int prog,
+		const char *label, const char *id)
+{
+	struct point *p = scen_add(s, base, -1, group, label, "%s%d/%s",
+				   kind == KIND_IPERF ? "iperf" : "gen", size, id);
+
+	p->knob[K_KIND] = kind;
+	p->knob[K_SIZE] = size;
+	p->knob[K_PROG] = prog;
+}
+
+static void plan(struct scen *s)
+{
+	char group[48];
+	int base;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(group, sizeof(group), "iperf3 -u -l %d", sizes[i]);
+		base = s->npts;
+		add(s, base, group, KIND_IPERF, sizes[i], PROG_NONE, "no XDP", "none");
+		add(s, base, group, KIND_IPERF, sizes[i], PROG_PASS, "xdplab pass", "pass");
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(group, sizeof(group), "generator %d B", sizes[i]);
+		base = s->npts;
+		add(s, base, group, KIND_GEN, sizes[i], PROG_DROP, "xdplab drop, native",
+		    "drop");
+		add(s, base, group, KIND_GEN, sizes[i], PROG_DROP_SKB,
+		    "xdplab drop --mode skb (GRO on)", "drop-skb");
+	}
+}
+
+static int start_server(struct scen *s)
+{
+	if (iperf3_server(&server, vp.ns[1], bench.port, s->error, sizeof(s->error)))
+		return -1;
+	server_up = true;
+	return 0;
+}
+
+static int setup(struct scen *s)
+{
+	const unsigned char *m;
+	bool iperf = false;
+
+	server_up = false;
+	server.pid = -1;
+	cur_gro = 0;
+	if (veth_pair_add(&vp, "udp", 4, 0)) {
+		snprintf(s->error, sizeof(s->error), "cannot make the veth pair (run with -v)");
+		return -1;
+	}
+	m = vp.mac[1];
+	snprintf(peer_mac, sizeof(peer_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+	for (int i = 0; i < s->npts; i++)
+		iperf |= s->pts[i].selected && s->pts[i].knob[K_KIND] == KIND_IPERF;
+	return iperf ? start_server(s) : 0;
+}
+
+static void sample(struct scen *s, struct point *p, int round)
+{
+	int kind = p->knob[K_KIND], size = p->knob[K_SIZE], prog = p->knob[K_PROG], st;
+	int gro = prog == PROG_DROP_SKB;
+	char secs[16], sz[16], port[16], why[256], *out = NULL, *xout = NULL;
+	struct child xdp = { .pid = -1 }, cli = { .pid = -1 };
+	struct cpustat c0, c1;
+	struct cpusplit cs;
+	double kpps, sent;
+
+	if (kind == KIND_IPERF && !server_up && start_server(s)) {
+		point_err(p, "%s", s->error);
+		return;
+	}
+	if (gro != cur_gro) {
+		if (set_gro(vp.ns[1], vp.ifname[1], gro)) {
+			point_err(p, "ethtool -K gro failed");
+			return;
+		}
+		cur_gro = gro;
+	}
+	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", vp.ns[1], vp.ifname[1],
+		  gro ? "on" : "off");
+	if (prog != PROG_NONE) {
+		char *args[] = { prog == PROG_PASS ? "pass" : "drop", vp.ifname[1], "-q", "--json",
+				 prog == PROG_DROP_SKB ? "--mode" : NULL, "skb", NULL };
+
+		if (xdplab_start(&xdp, p, vp.ns[1], vp.ifname[1], args)) {
+			p->skip = !bench_stop;
+			return;
+		}
+	}
+	snprintf(secs, sizeof(secs), "%d", scen_secs(s));
+	snprintf(sz, sizeof(sz), "%d", size);
+	snprintf(port, sizeof(port), "%d", bench.port);
+	cpustat_read(&c0);
+	if (kind == KIND_IPERF)
+		st = child_start(&cli, vp.ns[0], (char *const[]){ "iperf3", "-u", "-c", vp.ip4[1],
+								   "-p", port, "-t", secs, "-l",
+								   sz, "-b", "0", "-J", NULL });
+	else
+		st = child_start(&cli, vp.ns[0], (char *const[]){ bench.xdplab, "trafficgen",
+								   vp.ifname[0], "-s", sz, "-d",
+								   secs, "--dst-mac", peer_mac,
+								   "--src-ip", vp.ip4[0],
+								   "--dst-ip", vp.ip4[1], "-q",
+								   "--json", NULL });
+	if (st) {
+		point_err(p, "cannot start %s", kind == KIND_IPERF ? "iperf3" : "the generator");
+		goto out;
+	}
+	point_cmd(p, "%s", cli.cmd);
+	st = child_wait(&cli, scen_secs(s) + 20);
+	cpustat_read(&c1);
+	if (prog != PROG_NONE)
+		xout = xdplab_finish(&xdp);
+	if (bench_stop)
+		goto out;
+	out = child_output(&cli, 1);
+	if (kind == KIND_IPERF) {
+		double pk = json_num(out, "sum_received", "packets");
+		double lost = json_num(out, "sum_received", "lost_packets");
+		double rsecs = json_num(out, "sum_received", "seconds");
+
+		sent = json_num(out, "sum_sent", "packets") / json_num(out, "sum_sent", "seconds");
+		kpps = (pk - lost) / rsecs;
+		if (st || isnan(kpps) || !(rsecs > 0)) {
+			if (!json_str(out, "error", why, sizeof(why)))
+				child_errline(&cli, why, sizeof(why));
+			point_err(p, "iperf3 %s: %s", st < 0 ? "timed out" : "failed",
+				  why[0] ? why : "no result");
+			child_close(&server);
+			server_up = false;
+			goto out;
+		}
+		point_set(p, round, M_LOSS, 100.0 * (1 - kpps / sent));
+	} else {
+		const char *sum = xdplab_summary(out), *xsum = xdplab_summary(xout);
+		double gsecs = json_num(sum, NULL, "seconds");
+
+		if (st || !(gsecs > 0) || !xsum) {
+			child_errline(&cli, why, sizeof(why));
+			point_err(p, "generator failed (exit %d): %s", st, why);
+			goto out;
+		}
+		sent = json_num(sum, NULL, "rx_packets") / gsecs;
+		kpps = json_num(xsum, NULL, "drop") / gsecs;
+		point_set(p, round, M_LOSS, 100.0 * (1 - kpps / sent));
+	}
+	cpustat_split(&c0, &c1, &cs);
+	point_set(p, round, M_KPPS, kpps / 1e3);
+	point_set(p, round, M_SENT_KPPS, sent / 1e3);
+	point_set(p, round, M_USER, cs.user);
+	point_set(p, round, M_SYS, cs.system);
+	point_set(p, round, M_SOFTIRQ, cs.softirq);
+	point_set(p, round, M_IDLE, cs.idle);
+out:
+	free(out);
+	free(xout);
+	child_close(&cli);
+	child_close(&xdp);
+}
+
+static void teardown(struct scen *s)
+{
+	(void)s;
+	if (server.pid > 0)
+		child_stop(&server);
+	child_close(&server);
+	server_up = false;
+	veth_pair_del(&vp);
+}
+
+const struct scenario scen_small_udp = {
+	.name = "small-udp",
+	.title = "small UDP packets: iperf3 -u through the stack, XDP_DROP of generated frames",
+	.seed = "Seed 004 (macb page_pool, Jan 2026): iperf3 UDP 64 / 128 B at line rate, "
+		"273 / 545 kpps with and without page_pool; system CPU from /proc/stat 179 -> 91 "
+		"ticks; xdp-trafficgen + xdp-bench (skb mode) for drops. Here on a veth pair: "
+		"the stack rows with and without XDP, the drop rows native and skb mode. "
+		"CPU columns: % of one core over the run, machine-wide.",
+	.needs = "iperf3 ethtool ss",
+	.metrics = metrics,
+	.nmetrics = M_NR,
+	.cols = cols,
+	.ncols = sizeof(cols) / sizeof(cols[0]),
+	.ratio_head = { "× first row" },
+	.plot_ylabel = "pps ratio to the group's first row",
+	.duration = 3,
+	.quick_duration = 1,
+	.plan = plan,
+	.setup = setup,
+	.sample = sample,
+	.teardown = teardown,
+};

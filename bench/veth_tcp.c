@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * veth-tcp (seed 000): iperf3 TCP client -> veth0 -> veth1 (other netns)
+ * -> iperf3 server, at MTU 1500, 8000 and 9000, with no XDP program,
+ * `xdplab pass --no-frags` or `xdplab pass --frags` on veth1, and GRO on
+ * veth1 off (the veth default) or on. Any XDP program on veth1 takes
+ * TSO/GSO away from veth0 (veth_fix_features); that loss is what the
+ * ratio to the no-XDP row shows.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "netns.h"
+
+enum { M_GBPS, M_USER_PG, M_SYS_PG, M_SOFTIRQ_PG, M_USER, M_SYS, M_SOFTIRQ, M_IDLE,
+       M_RETR, M_XDP_KPPS, M_NR };
+
+static const struct metric_def metrics[M_NR] = {
+	[M_GBPS] = { "gbps", "Gbit/s" },
+	[M_USER_PG] = { "user_per_gbps", "% of a core per Gbit/s" },
+	[M_SYS_PG] = { "system_per_gbps", "% of a core per Gbit/s" },
+	[M_SOFTIRQ_PG] = { "softirq_per_gbps", "% of a core per Gbit/s" },
+	[M_USER] = { "user", "% of a core" },
+	[M_SYS] = { "system", "% of a core" },
+	[M_SOFTIRQ] = { "softirq", "% of a core" },
+	[M_IDLE] = { "idle", "% of a core" },
+	[M_RETR] = { "retransmits", "segments" },
+	[M_XDP_KPPS] = { "xdp_kpps", "thousand frames/s seen by the XDP program" },
+};
+
+static const struct column cols[] = {
+	{ M_GBPS, "Gbit/s", "%.2f" },
+	{ M_USER_PG, "user %/Gbit/s", "%.1f" },
+	{ M_SYS_PG, "sys %/Gbit/s", "%.1f" },
+	{ M_SOFTIRQ_PG, "softirq %/Gbit/s", "%.1f" },
+	{ M_IDLE, "idle %", "%.0f" },
+	{ M_RETR, "retr", "%.0f" },
+};
+
+enum { K_MTU, K_PROG, K_GRO };
+enum { PROG_NONE, PROG_LINEAR, PROG_FRAGS };
+
+static const int mtus[] = { 1500, 8000, 9000 };
+static const char *const prog_label[] = { "no XDP", "XDP_PASS non-frags", "XDP_PASS frags" };
+static const char *const prog_id[] = { "none", "pass", "pass-frags" };
+
+static struct veth_pair vp;
+static struct child server;
+static int cur_mtu, cur_gro;
+static bool server_up;
+
+static void plan(struct scen *s)
+{
+	for (size_t m = 0; m < sizeof(mtus) / sizeof(mtus[0]); m++) {
+		char group[32];
+		int none[2] = { -1, -1 };
+
+		snprintf(group, sizeof(group), "MTU %d", mtus[m]);
+		for (int prog = PROG_NONE; prog <= PROG_FRAGS; prog++) {
+			int gro_off = -1;
+
+			for (int gro = 0; gro <= 1; gro++) {
+				char label[64];
+				int self = s->npts;
+				struct point *p;
+
+				snprintf(label, sizeof(label), "%s, GRO %s", prog_label[prog],
+					 gro ? "on" : "off");
+				if (prog == PROG_NONE)
+					none[gro] = self;
+				p = scen_add(s, none[gro], gro ? gro_off : -1, group, label,
+					     "mtu%d/%s/gro-%s", mtus[m], prog_id[prog],
+					     gro ? "on" : "off");
+				p->knob[K_MTU] = mtus[m];
+				p->knob[K_PROG] = prog;
+				p->knob[K_GRO] = gro;
+				gro_off = self;
+			}
+		}
+	}
+}
+
+static int start_server(struct scen *s)
+{
+	if (iperf3_server(&server, vp.ns[1], bench.port, s->error, sizeof(s->error)))
+		return -1;
+	server_up = true;
+	return 0;
+}
+
+static int setup(struct scen *s)
+{
+	cur_mtu = 1500;
+	cur_gro = 0;
+	server_up = false;
+	if (veth_pair_add(&vp, "tcp", 1, cur_mtu)) {
+		snprintf(s->error, sizeof(s->error), "cannot make the veth pair (run with -v)");
+		return -1;
+	}
+	return start_server(s);
+}
+
+static void sample(struct scen *s, struct point *p, int round)
+{
+	int mtu = p->knob[K_MTU], prog = p->knob[K_PROG], gro = p->knob[K_GRO];
+	char secs[16], port[16], why[256], *xout = NULL, *out = NULL;
+	struct child xdp = { .pid = -1 }, cli = { .pid = -1 };
+	struct cpustat a, b;
+	struct cpusplit cs;
+	double gbps, pass;
+	int st;
+
+	if (!server_up && start_server(s)) {
+		point_err(p, "%s", s->error);
+		return;
+	}
+	if (mtu != cur_mtu) {
+		if (sh("ip -n %s link set dev %s mtu %d", vp.ns[0], vp.ifname[0], mtu) ||
+		    sh("ip -n %s link set dev %s mtu %d", vp.ns[1], vp.ifname[1], mtu)) {
+			point_err(p, "cannot set MTU %d", mtu);
+			return;
+		}
+		cur_mtu = mtu;
+	}
+	point_cmd(p, "ip -n %s link set dev %s mtu %d", vp.ns[0], vp.ifname[0], mtu);
+	point_cmd(p, "ip -n %s link set dev %s mtu %d", vp.ns[1], vp.ifname[1], mtu);
+	if (gro != cur_gro) {
+		if (set_gro(vp.ns[1], vp.ifname[1], gro)) {
+			point_err(p, "ethtool -K %s gro %s failed", vp.ifname[1], gro ? "on" : "off");
+			return;
+		}
+		cur_gro = gro;
+	}
+	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", vp.ns[1], vp.ifname[1],
+		  gro ? "on" : "off");
+
+	if (prog != PROG_NONE) {
+		char *args[] = { "pass", vp.ifname[1], prog == PROG_FRAGS ? "--frags" : "--no-frags",
+				 "-q", "--json", NULL };
+
+		if (xdplab_start(&xdp, p, vp.ns[1], vp.ifname[1], args)) {
+			/* The CLI said no (e.g. MTU too large for non-frags): for good. */
+			p->skip = !bench_stop;
+			return;
+		}
+	}
+
+	snprintf(secs, sizeof(secs), "%d", scen_secs(s));
+	snprintf(port, sizeof(port), "%d", bench.port);
+	cpustat_read(&a);
+	if (child_start(&cli, vp.ns[0], (char *const[]){ "iperf3", "-c", vp.ip4[1], "-p", port,
+							  "-t", secs, "-J", NULL })) {
+		point_err(p, "cannot start iperf3");
+		goto out;
+	}
+	point_cmd(p, "%s", cli.cmd);
+	st = child_wait(&cli, scen_secs(s) + 20);
+	cpustat_read(&b);
+	if (prog != PROG_NONE)
+		xout = xdplab_finish(&xdp);
+	if (bench_stop)
+		goto out;
+	out = child_output(&cli, 1);
+	gbps = json_num(out, "sum_received", "bits_per_second") / 1e9;
+	if (st || isnan(gbps) || gbps <= 0) {
+		if (!json_str(out, "error", why, sizeof(why)))
+			child_errline(&cli, why, sizeof(why));
+		point_err(p, "iperf3 %s: %s", st < 0 ? "timed out" : "failed",
+			  why[0] ? why : "no result");
+		/* A server left mid-test refuses the next client; start afresh. */
+		child_close(&server);
+		server_up = false;
+		goto out;
+	}
+	if (prog != PROG_NONE) {
+		const char *sum = xdplab_summary(xout);
+
+		pass = json_num(sum, NULL, "pass");
+		if (!(pass > 0)) {
+			point_err(p, "the XDP program saw no frames");
+			goto out;
+		}
+		point_set(p, round, M_XDP_KPPS, pass / json_num(sum, NULL, "seconds") / 1e3);
+	}
+	cpustat_split(&a, &b, &cs);
+	point_set(p, round, M_GBPS, gbps);
+	point_set(p, round, M_USER, cs.user);
+	point_set(p, round, M_SYS, cs.system);
+	point_set(p, round, M_SOFTIRQ, cs.softirq);
+	point_set(p, round, M_IDLE, cs.idle);
+	point_set(p, round, M_USER_PG, cs.user / gbps);
+	point_set(p, round, M_SYS_PG, cs.system / gbps);
+	point_set(p, round, M_SOFTIRQ_PG, cs.softirq / gbps);
+	point_set(p, round, M_RETR, json_num(out, "sum_sent", "retransmits"));
+out:
+	free(out);
+	free(xout);
+	child_close(&cli);
+	child_close(&xdp);
+}
+
+static void teardown(struct scen *s)
+{
+	(void)s;
+	if (server_up || server.pid > 0)
+		child_stop(&server);
+	child_close(&server);
+	server_up = false;
+	veth_pair_del(&vp);
+}
+
+const struct scenario scen_veth_tcp = {
+	.name = "veth-tcp",
+	.title = "iperf3 TCP through a veth pair across two namespaces",
+	.seed = "Seed 000 (veth page_pool RFC, May 2023): iperf TCP tx -> veth0 -> veth1 "
+		"(xdp_pass) -> iperf rx, 6.4-rc1: 7.07 / 14.7 Gbit/s at MTU 1500 / 8000. "
+		"Kicinski: keeping GSO across multi-buffer XDP would help most. Here the "
+		"same path with no program, `xdplab pass --no-frags` and `--frags` on veth1, "
+		"GRO on veth1 off (veth default) and on. CPU: /proc/stat deltas over the "
+		"iperf3 run, % of one core per Gbit/s, machine-wide.",
+	.needs = "iperf3 ethtool ss",
+	.metrics = metrics,
+	.nmetrics = M_NR,
+	.cols = cols,
+	.ncols = sizeof(cols) / sizeof(cols[0]),
+	.ratio_head = { "× no XDP", "× GRO off" },
+	.plot_ylabel = "throughput ratio (per round)",
+	.duration = 5,
+	.quick_duration = 1,
+	.plan = plan,
+	.setup = setup,
+	.sample = sample,
+	.teardown = teardown,
+};
