@@ -111,12 +111,14 @@ configure() {
 }
 
 build() {
-	if [ "$always_make" = 0 ] && [ -f "$bdir/$image" ] && [ "$(cat "$bdir/.xdplab-key" 2>/dev/null)" = "$key" ]; then
-		log "kernel up to date: $bdir/$image"
-		return 0
-	fi
 	if [ "$always_make" = 0 ]; then
 		tree=$("$VMTEST_DIR/patch.sh" "$src" "$sel" "$patchdir")
+		# Edits made by hand in the worktree (committed or not) count too.
+		key="$key tree=$(git -C "$tree" rev-parse --short HEAD)-$(git -C "$tree" diff HEAD | hash_stream)"
+		if [ -f "$bdir/$image" ] && [ "$(cat "$bdir/.xdplab-key" 2>/dev/null)" = "$key" ]; then
+			log "kernel up to date: $bdir/$image"
+			return 0
+		fi
 	fi
 	local old_key
 	old_key=$(cat "$bdir/.xdplab-key" 2>/dev/null || true)

@@ -9,9 +9,10 @@
 # one <driver>/ directory of `git format-patch` files per driver.
 #
 # Each selection has its own git worktree. When the series changed since the
-# last run, the tree is reset to the pristine commit and the series re-applied
-# with `git am`; files whose content came out the same get their old mtime
-# back, so make rebuilds only what the change really touched.
+# last run, the tree is reset to the pristine commit (dropping anything done
+# in it by hand) and the series re-applied with `git am`; files whose content
+# came out the same get their old mtime back, so make rebuilds only what the
+# change really touched.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -39,8 +40,9 @@ if [ ! -e "$tree/.git" ]; then
 	rm -f "$state"
 fi
 
-if [ -f "$state" ] && [ "$(cat "$state")" = "$want" ] &&
-	[ -z "$(git -C "$tree" status --porcelain --untracked-files=no)" ]; then
+# Same series as last time: leave the tree alone, with whatever a developer
+# committed or edited in it since.
+if [ -f "$state" ] && [ "$(cat "$state")" = "$want" ]; then
 	echo "$tree"
 	exit 0
 fi
@@ -72,9 +74,14 @@ for p in "${patches[@]}"; do
 		{
 			printf 'vmtest: error: patch %s does not apply to %s\n' "$rel" "$(basename "$src")"
 			echo "$out" | grep -E '^(error|Patch failed)' | sed 's/^/vmtest:   /'
-			echo "vmtest: the hunk that failed (git apply --check -v):"
-			git apply --check -v "$p" 2>&1 | sed -n '/^error: while searching for:/,/^error: patch failed/p' |
-				head -40 | sed 's/^/vmtest:   /'
+			check=$(git apply --check -v "$p" 2>&1 || true)
+			hunk=$(echo "$check" | sed -n '/^error: while searching for:/,/^error: patch failed/p' | head -40)
+			if [ -n "$hunk" ]; then
+				echo "vmtest: the hunk that failed (git apply --check -v):"
+				echo "$hunk" | sed 's/^/vmtest:   /'
+			else
+				echo "$check" | grep -E '^(error|fatal)' | head -10 | sed 's/^/vmtest:   /'
+			fi
 			echo "vmtest: hint: rebase the series onto Linux 6.12.y (git am -3 in $tree), or leave it out with PATCHES=<other drivers>"
 		} >&2
 		exit 1
