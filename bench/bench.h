@@ -101,6 +101,7 @@ struct scen {
 	char error[512];	/* setup failed, or the scenario could not run */
 	char note[1024];	/* printed under the table */
 	double started, ended;	/* CLOCK_MONOTONIC */
+	double load;		/* 1-minute load average when it started */
 };
 
 extern const struct scenario scen_veth_tcp, scen_veth_redirect, scen_small_udp, scen_tap,
@@ -118,7 +119,7 @@ void point_set(struct point *p, int round, int mi, double v);
 void point_err(struct point *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends one command line to p->cmd ("; " separated). */
 void point_cmd(struct point *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Integer seconds for iperf3 and the CLI's -d. */
+/* Whole seconds (at least 1), for iperf3 -t. */
 int scen_secs(const struct scen *s);
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

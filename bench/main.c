@@ -327,12 +327,26 @@ static bool in_path(const char *prog)
 	return found;
 }
 
+static double loadavg1(void)
+{
+	double l = NAN;
+	FILE *f = fopen("/proc/loadavg", "re");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = NAN;
+		fclose(f);
+	}
+	return l;
+}
+
 static void run_scenario(struct scen *s)
 {
 	const struct scenario *d = s->def;
 	int total = nselected(s), done = 0;
 
 	s->started = mono();
+	s->load = loadavg1();
 	bench_log("%s: %d points x %d rounds, %.0f s a sample", d->name, total, bench.repeat,
 		  s->duration);
 	if (d->setup(s)) {
@@ -350,6 +364,7 @@ static void run_scenario(struct scen *s)
 			if (!p->selected || p->skip)
 				continue;
 			p->cmd[0] = '\0';
+			s->rounds = r + 1;	/* a partial round counts too */
 			d->sample(s, p, r);
 			done++;
 			if (bench_stop)
@@ -359,14 +374,12 @@ static void run_scenario(struct scen *s)
 
 				snprintf(val, sizeof(val), c->fmt, med);
 				fprintf(stderr, "  [%d/%d] %-44s %s %s\n", r + 1, bench.repeat,
-					p->id, val, d->metrics[c->metric].unit);
+					p->id, val, c->head);
 			} else {
 				fprintf(stderr, "  [%d/%d] %-44s failed: %.120s\n", r + 1,
 					bench.repeat, p->id, p->error);
 			}
 		}
-		if (!bench_stop)
-			s->rounds = r + 1;
 	}
 	(void)done;
 	d->teardown(s);
@@ -405,19 +418,6 @@ static int mkdir_p(const char *path)
 		*p = '/';
 	}
 	return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-static double loadavg1(void)
-{
-	double l = NAN;
-	FILE *f = fopen("/proc/loadavg", "re");
-
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = NAN;
-		fclose(f);
-	}
-	return l;
 }
 
 int main(int argc, char **argv)
@@ -582,6 +582,11 @@ int main(int argc, char **argv)
 			  outdir);
 		return 130;
 	}
+	for (int i = 0; i < nruns; i++)
+		if (runs[i]->error[0]) {
+			bench_log("%s did not run: %s", runs[i]->def->name, runs[i]->error);
+			ret = 1;
+		}
 	bench_log("results: %s/results.json%s", outdir,
 		  opt.no_plot ? "" : plots_failed ? " (some plots failed)" : ", plots *.png");
 	return ret;

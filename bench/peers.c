@@ -151,7 +151,7 @@ static void sample(struct scen *s, struct point *p, int round)
 			goto out;
 		}
 	}
-	snprintf(secs, sizeof(secs), "%d", scen_secs(s));
+	snprintf(secs, sizeof(secs), "%g", s->duration);
 	if (link_rx(vp.ns[1], vp.ifname[1], &rx0, NULL)) {
 		point_err(p, "cannot read %s counters", vp.ifname[1]);
 		goto out;
@@ -222,7 +222,7 @@ const struct scenario scen_peers = {
 	.ratio_head = { "× xdp-bench" },
 	.plot_ylabel = "veth1 Mpps, ratio to xdp-bench",
 	.duration = 3,
-	.quick_duration = 1,
+	.quick_duration = 0.5,
 	.plan = plan,
 	.setup = setup,
 	.sample = sample,

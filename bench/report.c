@@ -155,7 +155,7 @@ void report_table(FILE *f, const struct scen *s)
 						fmt_range(cell, sizeof(cell), "%.2f", r, s->rounds);
 					else
 						snprintf(cell, sizeof(cell), "%s",
-							 p->base[w] == i ? "1" : "");
+							 p->base[w] == i && nsamples(s, p) ? "1" : "");
 					fprintf(f, " %s |", cell);
 				}
 				continue;
@@ -203,6 +203,35 @@ static void jstr(FILE *f, const char *s)
 			fputc(c, f);
 	}
 	fputc('"', f);
+}
+
+/* "a & b; c" -> ["a &", "b", "c"]: one command line an element. */
+static void jcmds(FILE *f, const char *cmd)
+{
+	char buf[sizeof(((struct point *)0)->cmd)], *start = buf;
+	bool first = true;
+
+	snprintf(buf, sizeof(buf), "%s", cmd);
+	fputc('[', f);
+	for (char *c = buf; *start; c++) {
+		bool end = !*c, semi = *c == ';' && c[1] == ' ', amp = *c == '&' && c[1] == ' ';
+
+		if (!end && !semi && !amp)
+			continue;
+		if (amp)
+			c++;	/* keep the '&' */
+		*c = '\0';
+		if (!first)
+			fputc(',', f);
+		jstr(f, start);
+		first = false;
+		if (end)
+			break;
+		start = c + 1;
+		while (*start == ' ')
+			start++;
+	}
+	fputc(']', f);
 }
 
 static void jnum(FILE *f, double v)
@@ -302,8 +331,13 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 		jstr(f, d->title);
 		fputs(",\"seed\":", f);
 		jstr(f, d->seed);
-		fprintf(f, ",\"rounds\":%d,\"sample_seconds\":%g,\"wall_seconds\":%.1f,\"error\":",
+		fprintf(f, ",\"rounds\":%d,\"sample_seconds\":%g,\"wall_seconds\":%.1f,",
 			s->rounds, s->duration, s->ended - s->started);
+		fputs("\"load_at_start\":", f);
+		jnum(f, s->load);
+		fputs(",\"note\":", f);
+		jstr(f, s->note);
+		fputs(",\"error\":", f);
 		jstr(f, s->error);
 		fputs(",\"main_metric\":", f);
 		jstr(f, d->metrics[d->cols[0].metric].key);
@@ -337,7 +371,7 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 				fputc('"', f);
 			}
 			fputs(",\"commands\":", f);
-			jstr(f, p->cmd);
+			jcmds(f, p->cmd);
 			fputs(",\"error\":", f);
 			jstr(f, p->error);
 			fputs(",\"metrics\":{", f);

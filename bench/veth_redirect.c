@@ -143,7 +143,7 @@ static void sample(struct scen *s, struct point *p, int round)
 		if (xdplab_start(&xdp, p, b.ns[1], b.ifname[1], args))
 			return;
 	}
-	snprintf(secs, sizeof(secs), "%d", scen_secs(s));
+	snprintf(secs, sizeof(secs), "%g", s->duration);
 	snprintf(sz, sizeof(sz), "%d", size);
 	if (link_rx(b.ns[1], b.ifname[1], &rx0, &dr0)) {
 		point_err(p, "cannot read %s counters", b.ifname[1]);
@@ -218,7 +218,7 @@ const struct scenario scen_veth_redirect = {
 	.ratio_head = { "× baseline" },
 	.plot_ylabel = "received Mpps, ratio to GRO on + no program",
 	.duration = 3,
-	.quick_duration = 1,
+	.quick_duration = 0.5,
 	.plan = plan,
 	.setup = setup,
 	.sample = sample,
