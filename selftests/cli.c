@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
@@ -52,19 +54,43 @@ int cli_start(struct cli_bg *bg, const char *ns, const char *args)
 	return 0;
 }
 
-unsigned int xdp_prog_id(const char *ns, const char *ifname)
+long xdp_prog_query(const char *ns, const char *ifname, char *name, size_t len, int *mode)
 {
-	int saved = ns ? netns_enter(ns) : -1;
-	__u32 id = 0;
-	int idx;
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int saved = ns ? netns_enter(ns) : -1, idx;
+	long id = -1;
 
+	if (name && len)
+		name[0] = '\0';
+	if (mode)
+		*mode = XDP_ATTACHED_NONE;
 	if (ns && saved < 0)
-		return 0;
+		return -1;
 	idx = if_nametoindex(ifname);
-	if (!idx || bpf_xdp_query_id(idx, 0, &id))
-		id = 0;
+	if (idx && !bpf_xdp_query(idx, 0, &q)) {
+		id = q.prog_id ?: q.drv_prog_id ?: q.skb_prog_id ?: q.hw_prog_id;
+		if (mode)
+			*mode = q.attach_mode;
+		if (id && name) {
+			struct bpf_prog_info info = {};
+			__u32 ilen = sizeof(info);
+			int fd = bpf_prog_get_fd_by_id(id);
+
+			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &ilen))
+				snprintf(name, len, "%s", info.name);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
 	netns_leave(saved);
 	return id;
+}
+
+unsigned int xdp_prog_id(const char *ns, const char *ifname)
+{
+	long id = xdp_prog_query(ns, ifname, NULL, 0, NULL);
+
+	return id > 0 ? id : 0;
 }
 
 int cli_wait_attached(struct cli_bg *bg, const char *ns, const char *ifname, double timeout)

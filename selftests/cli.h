@@ -28,6 +28,11 @@ int cli_wait_attached(struct cli_bg *bg, const char *ns, const char *ifname, dou
 int cli_stop(struct cli_bg *bg, int sig, double timeout, char *out, size_t len);
 /* Pulls a number out of a JSON line: "key":NUMBER. Returns -1 if absent. */
 long long json_num(const char *text, const char *line_marker, const char *key);
+/* What is attached to ifname in ns (NULL: here): the program id (0:
+ * nothing, -1: the interface cannot be queried), and its name and attach
+ * mode (XDP_ATTACHED_*) if asked.
+ */
+long xdp_prog_query(const char *ns, const char *ifname, char *name, size_t len, int *mode);
 /* The id of the XDP program on ifname in ns, 0 if none. */
 unsigned int xdp_prog_id(const char *ns, const char *ifname);
 double now_secs(void);

@@ -29,55 +29,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli.h"
 #include "netns.h"
 #include "test.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 #define OUT_LEN 16384
 
-static double ld_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* What is attached to ifname in ns: the program id (0: nothing, -1: the
- * interface cannot be queried), and its name and mode if asked.
- */
-static long ld_xdp(const char *ns, const char *ifname, char *name, size_t len, int *mode)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	int saved = netns_enter(ns), idx;
-	long id = -1;
-
-	if (name && len)
-		name[0] = '\0';
-	if (saved < 0)
-		return -1;
-	idx = if_nametoindex(ifname);
-	if (idx && !bpf_xdp_query(idx, 0, &q)) {
-		id = q.prog_id ?: q.drv_prog_id ?: q.skb_prog_id ?: q.hw_prog_id;
-		if (mode)
-			*mode = q.attach_mode;
-		if (id && name) {
-			struct bpf_prog_info info = {};
-			__u32 ilen = sizeof(info);
-			int fd = bpf_prog_get_fd_by_id(id);
-
-			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &ilen))
-				snprintf(name, len, "%s", info.name);
-			if (fd >= 0)
-				close(fd);
-		}
-	}
-	netns_leave(saved);
-	return id;
-}
-
 #define ASSERT_NOTHING_ATTACHED(ns, ifname) \
-	ASSERT_EQ(ld_xdp(ns, ifname, NULL, 0, NULL), 0, "nothing attached to " ifname)
+	ASSERT_EQ(xdp_prog_query(ns, ifname, NULL, 0, NULL), 0, "nothing attached to " ifname)
 
 /* Runs `[prefix] build/xdplab ARGS` in ns with `ip netns exec`, stdout and
  * stderr into out; returns the exit status.
@@ -177,10 +137,10 @@ static bool ld_exited(struct ld_proc *p)
  */
 static int ld_wait(struct ld_proc *p, double timeout)
 {
-	double end = ld_now() + timeout;
+	double end = now_secs() + timeout;
 
 	while (!ld_exited(p)) {
-		if (ld_now() > end) {
+		if (now_secs() > end) {
 			kill(p->pid, SIGKILL);
 			waitpid(p->pid, NULL, 0);
 			p->pid = -1;
@@ -195,10 +155,10 @@ static int ld_wait(struct ld_proc *p, double timeout)
 static bool ld_wait_attached(struct ld_proc *p, const char *ns, const char *ifname,
 			     double timeout)
 {
-	double end = ld_now() + timeout;
+	double end = now_secs() + timeout;
 
-	while (ld_now() < end) {
-		if (ld_xdp(ns, ifname, NULL, 0, NULL) > 0)
+	while (now_secs() < end) {
+		if (xdp_prog_query(ns, ifname, NULL, 0, NULL) > 0)
 			return true;
 		if (ld_exited(p))
 			return false;
@@ -507,7 +467,7 @@ TEST(loader_errors)
 		if (!ASSERT_OK(sh("ip -n %s link set dev veth0 xdpgeneric obj %s sec xdp", ns,
 				  test__path("xdp_drop.bpf.o")), "ip link attaches xdp_drop"))
 			goto attached_out;
-		id = ld_xdp(ns, "veth0", NULL, 0, NULL);
+		id = xdp_prog_query(ns, "veth0", NULL, 0, NULL);
 		if (!ASSERT_GT(id, 0, "xdp_drop attached"))
 			goto attached_out;
 
@@ -519,7 +479,7 @@ TEST(loader_errors)
 		ld_one_error_line(out, "already has XDP program 'xdp_drop'");
 
 		/* The other program is still there, the same one, in its mode. */
-		ASSERT_EQ(ld_xdp(ns, "veth0", name, sizeof(name), &mode), id, "same program");
+		ASSERT_EQ(xdp_prog_query(ns, "veth0", name, sizeof(name), &mode), id, "same program");
 		ASSERT_EQ(mode, XDP_ATTACHED_SKB, "still in skb mode");
 		ASSERT_TRUE(!strcmp(name, "xdp_drop"), "still xdp_drop");
 attached_out:
@@ -629,7 +589,7 @@ static int ld_udp_through(const struct veth_pair *vp, int n, int port)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct timeval tv = { 0, 200000 };
 	int rs = -1, ss = -1, saved, got = 0;
-	double end = ld_now() + 10;
+	double end = now_secs() + 10;
 	char buf[64] = "xdplab";
 
 	inet_pton(AF_INET, vp->ip4[0], &a.sin_addr);
@@ -651,7 +611,7 @@ static int ld_udp_through(const struct veth_pair *vp, int n, int port)
 		goto out;
 	for (int i = 0; i < n; i++)
 		sendto(ss, buf, sizeof(buf), 0, (struct sockaddr *)&a, sizeof(a));
-	while (got < n && ld_now() < end) {
+	while (got < n && now_secs() < end) {
 		if (recv(rs, buf, sizeof(buf), 0) > 0)
 			got++;
 	}
@@ -675,10 +635,10 @@ TEST(loader_output)
 	ns = vp.ns[0];
 
 	if (test__start_subtest("duration")) {
-		double t0 = ld_now(), secs;
+		double t0 = now_secs(), secs;
 
 		rc = ld_cli(out, sizeof(out), ns, NULL, "pass veth0 -d 1");
-		secs = ld_now() - t0;
+		secs = now_secs() - t0;
 		ASSERT_EQ(rc, 0, "exit code");
 		ASSERT_STRSTR(out, "xdp_pass_frags attached to veth0 (native mode, frags)",
 			      "attach line");
@@ -698,13 +658,13 @@ TEST(loader_output)
 		if (!ASSERT_OK(ld_spawn(&p, ns, args), "spawn") ||
 		    !ASSERT_TRUE(ld_wait_attached(&p, ns, "veth0", 10), "attached"))
 			goto json_out;
-		t_attached = ld_now();
+		t_attached = now_secs();
 		got = ld_udp_through(&vp, 10, 9000);
 		ASSERT_EQ(got, 10, "datagrams through veth0");
 		/* An interval line needs an interval (0.2 s) to pass first; by
 		 * then one is printed, or printed at the signal.
 		 */
-		while (ld_now() < t_attached + 0.3)
+		while (now_secs() < t_attached + 0.3)
 			usleep(10000);
 		ASSERT_OK(kill(p.pid, SIGINT), "SIGINT");
 		rc = ld_wait(&p, 5);
@@ -746,7 +706,7 @@ json_out:
 		rc = ld_cli(out, sizeof(out), ns, NULL, "pass veth0 --keep -d 0.2");
 		ASSERT_EQ(rc, 0, "exit code");
 		ASSERT_STRSTR(out, "xdp_pass_frags stays attached to veth0", "says it stays");
-		id = ld_xdp(ns, "veth0", name, sizeof(name), NULL);
+		id = xdp_prog_query(ns, "veth0", name, sizeof(name), NULL);
 		if (ASSERT_GT(id, 0, "still attached after exit"))
 			ASSERT_TRUE(!strcmp(name, "xdp_pass_frags"), "xdp_pass_frags");
 		ASSERT_OK(sh("ip -n %s link set dev veth0 xdp off", ns), "ip link ... xdp off");
@@ -784,7 +744,7 @@ json_out:
 			goto pin_out;
 		}
 		ASSERT_STRSTR(out, "pinned under ", "says it is pinned");
-		id = ld_xdp(ns, "veth0", NULL, 0, NULL);
+		id = xdp_prog_query(ns, "veth0", NULL, 0, NULL);
 		ASSERT_GT(id, 0, "stays attached");
 
 		snprintf(path, sizeof(path), "%s/xdp_pass_frags", dir);

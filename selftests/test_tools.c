@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli.h"
 #include "netns.h"
 #include "test.h"
 
@@ -98,41 +99,6 @@ static bool objects(glob_t *g)
 	return true;
 }
 
-/* The program on ifname in ns: id (0: none, -1: cannot tell), its kernel
- * name and the attach mode.
- */
-static long tl_xdp(const char *ns, const char *ifname, char *name, size_t len, int *mode)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	int saved = netns_enter(ns), idx;
-	long id = -1;
-
-	if (name && len)
-		name[0] = '\0';
-	if (mode)
-		*mode = XDP_ATTACHED_NONE;
-	if (saved < 0)
-		return -1;
-	idx = if_nametoindex(ifname);
-	if (idx && !bpf_xdp_query(idx, 0, &q)) {
-		id = q.prog_id ?: q.drv_prog_id ?: q.skb_prog_id ?: q.hw_prog_id;
-		if (mode)
-			*mode = q.attach_mode;
-		if (id && name) {
-			struct bpf_prog_info info = {};
-			__u32 ilen = sizeof(info);
-			int fd = bpf_prog_get_fd_by_id(id);
-
-			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &ilen))
-				snprintf(name, len, "%s", info.name);
-			if (fd >= 0)
-				close(fd);
-		}
-	}
-	netns_leave(saved);
-	return id;
-}
-
 /* Is prog (by its full name) what the kernel has attached, directly or, if
  * libxdp used its dispatcher, behind it?
  */
@@ -140,7 +106,7 @@ static bool tl_attached_is(const char *ns, const char *prog, const char *loader_
 {
 	char name[64], kname[KNAME_LEN + 1];
 	int mode;
-	long id = tl_xdp(ns, "veth0", name, sizeof(name), &mode);
+	long id = xdp_prog_query(ns, "veth0", name, sizeof(name), &mode);
 
 	snprintf(kname, sizeof(kname), "%s", prog);
 	if (!ASSERT_GT(id, 0, "something attached"))
@@ -219,7 +185,7 @@ unload:
 				    "ip netns exec %s xdp-loader unload --all veth0 2>&1", ns);
 			test__report(rc == 0, __FILE__, __LINE__, "xdp-loader unload --all",
 				     "exit %d:\n%s", rc, out);
-			ASSERT_EQ(tl_xdp(ns, "veth0", NULL, 0, NULL), 0, "nothing attached after");
+			ASSERT_EQ(xdp_prog_query(ns, "veth0", NULL, 0, NULL), 0, "nothing attached after");
 			/* Whatever failed, the next object starts clean. */
 			sh("ip -n %s link set dev veth0 xdp off", ns);
 		}
@@ -291,7 +257,7 @@ TEST(tools_ip_link)
 			}
 			rc = sh("ip -n %s link set dev veth0 xdp off", ns);
 			ASSERT_EQ(rc, 0, "ip link set ... xdp off");
-			ASSERT_EQ(tl_xdp(ns, "veth0", NULL, 0, NULL), 0, "nothing attached after");
+			ASSERT_EQ(xdp_prog_query(ns, "veth0", NULL, 0, NULL), 0, "nothing attached after");
 			sh_out(out, sizeof(out), "ip -n %s -d link show dev veth0", ns);
 			ASSERT_FALSE(ip_shows_xdp(out), "ip link show has no xdp");
 		}
