@@ -687,6 +687,10 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 	LIBBPF_OPTS(bpf_xdp_attach_opts, detach_opts);
 	const char *name = bpf_program__name(prog);
 	int fd = bpf_program__fd(prog), err, ret = 0;
+	/* Asked before attach: reading BTF back can be slow, and the stats
+	 * should start right when the program does.
+	 */
+	bool gso = xdplab_prog_gso_preserving(fd);
 
 	if (hooks && hooks->loaded &&
 	    hooks->loaded(hooks->ctx, o, obj))
@@ -709,8 +713,7 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 	if (!o->json)
 		fprintf(stderr, "%s attached to %s (%s%s)%s; Ctrl-C to stop\n", name, o->ifname,
 			o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
-			o->frags == FRAGS_ON ? ", frags" : "",
-			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "");
+			o->frags == FRAGS_ON ? ", frags" : "", gso ? ", GSO-preserving" : "");
 	xdplab_stats_loop(o, name, stats, hooks);
 	if (o->keep) {
 		fprintf(stderr, "%s stays attached to %s%s%s; remove it with: ip link set dev %s %s off\n",
@@ -750,8 +753,6 @@ void xdplab_stats_loop(const struct xdplab_opts *o, const char *name, struct bpf
 
 		xdplab_sleep_until(next < end ? next : end);
 		snap(stats, &cur);
-		if (cur.t - prev.t < 1e-3)
-			break;
 		if (!o->quiet && (!xdplab_exiting || cur.t - prev.t >= o->interval / 2)) {
 			print_interval(o, &prev, &cur, lines++ % 20 == 0);
 			if (hooks && hooks->interval)
@@ -759,6 +760,12 @@ void xdplab_stats_loop(const struct xdplab_opts *o, const char *name, struct bpf
 		}
 		prev = cur;
 	}
+	/* A signal may have come before the first interval: the summary must
+	 * still hold everything up to now.
+	 */
+	snap(stats, &cur);
+	if (cur.t > prev.t)
+		prev = cur;
 	print_summary(o, name, &first, &prev);
 	if (hooks && hooks->summary)
 		hooks->summary(hooks->ctx, o, prev.t - first.t);
