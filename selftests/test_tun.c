@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * tun/tap under XDP (issue #6, kernel-patches/tun/): frames enter a tap
+ * two ways, write() on the tap fd (tun_get_user(), tun_build_skb()) and
+ * vhost-net batches (tun_sendmsg() with TUN_MSG_PTR, tun_xdp_one()), with
+ * IFF_NAPI off, on, and with IFF_NAPI_FRAGS; the xdplab CLI attaches
+ * pass / drop / tx / redirect on the tap; frames of 64, 1500 and 9000 bytes
+ * and a UDP GSO frame described by the virtio-net header are checked end
+ * to end: a UDP socket behind the tap (pass), the program's counters
+ * (drop), the tap fd itself (tx) and a second tap's fd (redirect).
+ *
+ * The page-pool tests need the series: they look for the tap's page pools
+ * in the netdev netlink family and skip when there are none (stock tun
+ * has no page_pool). vhost tests skip without /dev/vhost-net (the host).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+#include <linux/if_tun.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include "cli.h"
+#include "netns.h"
+#include "pkt.h"
+#include "test.h"
+#include "vhost_net.h"
+
+#define TAP0 "xtun0"
+#define TAP1 "xtun1"
+#define TAP_IP "198.18.22.1"
+#define PEER_IP "198.18.22.2"
+#define PORT 7100
+#define N_FRAMES 16
+#define GSO_PAYLOAD 3000
+#define GSO_SIZE 1000
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4 5	/* Linux 4.18; older uapi headers lack it */
+#endif
+
+static char out[65536];
+
+enum path { VIA_WRITE, VIA_VHOST };
+static const char *const path_name[] = { "write", "vhost" };
+
+struct tap {
+	int fd;
+	int ifindex;
+	uint8_t mac[6];
+};
+
+static int tap_make(const char *ns, const char *name, int extra_flags, int mtu, struct tap *t)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | extra_flags };
+	int saved = netns_enter(ns);
+
+	t->fd = -1;
+	if (saved < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	/* O_NONBLOCK: tun_build_skb() (and so XDP in the driver) needs it. */
+	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (t->fd < 0 || ioctl(t->fd, TUNSETIFF, &ifr) || vhost_net_tap_prepare(t->fd) ||
+	    ioctl(t->fd, SIOCGIFHWADDR, &ifr)) {
+		netns_leave(saved);
+		if (t->fd >= 0)
+			close(t->fd);
+		t->fd = -1;
+		return -1;
+	}
+	netns_leave(saved);
+	memcpy(t->mac, ifr.ifr_hwaddr.sa_data, 6);
+	t->ifindex = netns_ifindex(ns, name);
+	if (sh("ip -n %s link set %s mtu %d up", ns, name, mtu))
+		return -1;
+	return 0;
+}
+
+static void tap_close(struct tap *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+/* ---- frames ---- */
+
+enum size_kind { SZ_64, SZ_1500, SZ_9000, SZ_GSO, SZ_NR };
+static const char *const size_name[] = { "64B", "1500B", "9000B", "gso" };
+static const size_t size_len[] = { 64, 1500, 9000, 42 + GSO_PAYLOAD };
+
+struct frame {
+	struct virtio_net_hdr vh;
+	uint8_t data[9216];
+	size_t len;
+	size_t payload;		/* UDP payload bytes */
+};
+
+static uint16_t csum_fold32(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+static void frame_build(struct frame *f, const struct tap *t, enum size_kind k)
+{
+	struct pkt_spec spec = { .ipver = 4, .l4 = PKT_UDP, .sport = 4242, .dport = PORT,
+				 .len = size_len[k] };
+
+	memcpy(spec.dst_mac, t->mac, 6);
+	memcpy(spec.src_mac, (uint8_t[]){ 2, 0, 0, 0, 0x22, 2 }, 6);
+	pkt_parse_ip(PEER_IP, &spec.src);
+	pkt_parse_ip(TAP_IP, &spec.dst);
+	memset(&f->vh, 0, sizeof(f->vh));
+	f->len = pkt_build(f->data, sizeof(f->data), &spec);
+	f->payload = f->len - 42;
+	if (k == SZ_GSO) {
+		/* UDP segmentation offload asked of the kernel, the way a
+		 * guest's virtio-net would: partial checksum (pseudo header
+		 * only) in the UDP header, the rest described by the header.
+		 */
+		uint8_t *ip = f->data + 14, *udp = ip + 20;
+		uint32_t s = 0;
+
+		for (int i = 12; i < 20; i += 2)
+			s += (ip[i] << 8) | ip[i + 1];
+		s += 17 + f->len - 34;
+		s = csum_fold32(s);
+		udp[6] = s >> 8;
+		udp[7] = s & 0xff;
+		f->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		f->vh.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
+		f->vh.hdr_len = 42;
+		f->vh.gso_size = GSO_SIZE;
+		f->vh.csum_start = 34;
+		f->vh.csum_offset = 6;
+	}
+}
+
+static int send_write(const struct tap *t, const struct frame *f, int n)
+{
+	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)f->data, f->len } };
+	int ok = 0;
+
+	memcpy(hdr, &f->vh, sizeof(f->vh));
+	for (int i = 0; i < n; i++)
+		ok += writev(t->fd, iov, 2) == (ssize_t)(sizeof(hdr) + f->len);
+	return ok;
+}
+
+static int send_vhost(struct vhost_net *vn, const struct frame *f, int n)
+{
+	int posted = 0;
+
+	while (posted < n) {
+		if (!vhost_net_room(vn) && vhost_net_reap(vn, 2) <= 0)
+			break;
+		if (vhost_net_post(vn, &f->vh, f->data, f->len))
+			break;
+		posted++;
+	}
+	if (vhost_net_kick(vn) || vhost_net_drain(vn, 10))
+		return -1;
+	return posted;
+}
+
+/* ---- receivers ---- */
+
+static int udp_listen_in(const char *ns)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	int saved = netns_enter(ns), fd, big = 8 << 20;
+
+	if (saved < 0)
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	netns_leave(saved);
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, TAP_IP, &sa.sin_addr);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	if (bind(fd, (void *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reassembles payload pieces in order: a frame of `payload` bytes may
+ * arrive whole or as GSO segments; each piece must hold the pattern at
+ * its running offset. Returns whole frames seen intact.
+ */
+struct reasm {
+	size_t payload, off;
+	int good, bad;
+};
+
+static void reasm_piece(struct reasm *r, const uint8_t *p, size_t len)
+{
+	if (r->off + len > r->payload || !pkt_pattern_ok(p, len, r->off)) {
+		r->bad++;
+		r->off = 0;
+		return;
+	}
+	r->off += len;
+	if (r->off == r->payload) {
+		r->good++;
+		r->off = 0;
+	}
+}
+
+static int sock_collect(int fd, size_t payload, int want, double timeout)
+{
+	static uint8_t buf[65536];
+	struct reasm r = { .payload = payload };
+	double end = now_secs() + timeout;
+
+	while (r.good < want && now_secs() < end) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		while ((n = recv(fd, buf, sizeof(buf), 0)) >= 0)
+			reasm_piece(&r, buf, n);
+	}
+	return r.bad ? -r.bad : r.good;
+}
+
+/* Frames read from a tap fd (virtio-net header first): UDP to PORT,
+ * reassembled; for tx the source MAC must be the one the frame was sent to.
+ */
+static int tap_collect(int fd, size_t payload, int want, const uint8_t *src_mac,
+		       double timeout)
+{
+	static uint8_t buf[65536 + VHOST_NET_HDR_LEN];
+	struct reasm r = { .payload = payload };
+	double end = now_secs() + timeout;
+
+	while (r.good < want && now_secs() < end) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			uint8_t *eth = buf + VHOST_NET_HDR_LEN, *ip = eth + 14;
+			size_t flen = n - VHOST_NET_HDR_LEN;
+
+			if (flen < 42 || eth[12] != 0x08 || eth[13] != 0 || ip[9] != 17 ||
+			    ((ip[22] << 8) | ip[23]) != PORT)
+				continue;	/* not ours: IPv6 ND, ARP ... */
+			if (src_mac && memcmp(eth + 6, src_mac, 6)) {
+				r.bad++;
+				continue;
+			}
+			reasm_piece(&r, eth + 42, flen - 42);
+		}
+	}
+	return r.bad ? -r.bad : r.good;
+}
+
+/* ---- the verdict matrix ---- */
+
+enum verdict { V_PASS, V_DROP, V_TX, V_REDIRECT, V_NR };
+static const char *const verdict_name[] = { "pass", "drop", "tx", "redirect" };
+
+struct napi_mode {
+	const char *name;
+	int flags;
+};
+static const struct napi_mode napi_modes[] = {
+	{ "napi-off", 0 },
+	{ "napi", IFF_NAPI },
+	{ "napi-frags", IFF_NAPI | IFF_NAPI_FRAGS },
+};
+
+static bool cli_stop_ok(struct cli_bg *bg, const char *ns, const char *ifname)
+{
+	int st = cli_stop(bg, SIGINT, 10, out, sizeof(out));
+
+	if (!ASSERT_EQ(st, 0, "xdplab exit status"))
+		fprintf(stdout, "%s", out);
+	return ASSERT_EQ(xdp_prog_id(ns, ifname), 0, "detached") && st == 0;
+}
+
+static void one_verdict(const char *ns, struct tap *t0, struct tap *t1, struct vhost_net *vn,
+			enum verdict v)
+{
+	static const char *const args[] = {
+		"pass " TAP0 " --json -q",
+		"drop " TAP0 " --proto udp --port 7100 --json -q",
+		"tx " TAP0 " --json -q",
+		"redirect " TAP0 " " TAP1 " --json -q",
+	};
+	long long expect_count = 0;
+	struct cli_bg bg;
+	int sfd = -1;
+
+	if (v == V_PASS) {
+		sfd = udp_listen_in(ns);
+		if (!ASSERT_GE(sfd, 0, "udp socket"))
+			return;
+	}
+	if (!ASSERT_OK(cli_start(&bg, ns, args[v]), "start xdplab"))
+		goto out;
+	if (!ASSERT_OK(cli_wait_attached(&bg, ns, TAP0, 20), "program attached")) {
+		cli_stop(&bg, SIGKILL, 5, out, sizeof(out));
+		fprintf(stdout, "%s", out);
+		goto out;
+	}
+	for (enum path p = VIA_WRITE; p <= VIA_VHOST; p++) {
+		if (p == VIA_VHOST && !vn)
+			continue;
+		for (enum size_kind k = SZ_64; k < SZ_NR; k++) {
+			static struct frame f;
+			char what[64];
+			int sent, got = 0;
+
+			snprintf(what, sizeof(what), "%s %s %s", path_name[p], size_name[k],
+				 verdict_name[v]);
+			frame_build(&f, t0, k);
+			sent = p == VIA_WRITE ? send_write(t0, &f, N_FRAMES)
+					      : send_vhost(vn, &f, N_FRAMES);
+			if (!test__report(sent == N_FRAMES, __FILE__, __LINE__, what,
+					  "%d of %d frames went in", sent, N_FRAMES))
+				continue;
+			expect_count += k == SZ_GSO && v == V_DROP ? 0 : N_FRAMES;
+			switch (v) {
+			case V_PASS:
+				got = sock_collect(sfd, f.payload, N_FRAMES, 10);
+				break;
+			case V_DROP:
+				got = sock_collect(sfd, f.payload, N_FRAMES, 0.2);
+				break;
+			case V_TX:
+				got = tap_collect(t0->fd, f.payload, N_FRAMES, t0->mac, 10);
+				break;
+			case V_REDIRECT:
+				got = tap_collect(t1->fd, f.payload, N_FRAMES, NULL, 10);
+				break;
+			default:
+				break;
+			}
+			if (v == V_DROP)
+				test__report(got <= 0, __FILE__, __LINE__, what,
+					     "%d frames got through", got);
+			else
+				test__report(got == N_FRAMES, __FILE__, __LINE__, what,
+					     "%d of %d frames arrived intact (negative: bad ones)",
+					     got, N_FRAMES);
+		}
+	}
+	if (cli_stop_ok(&bg, ns, TAP0)) {
+		long long n = json_num(out, "\"summary\"", verdict_name[v]);
+
+		/* A GSO frame is one buffer to XDP, whichever path it takes. */
+		ASSERT_GE(n, v == V_DROP ? N_FRAMES * 3 : N_FRAMES, "program counted frames");
+	}
+	(void)expect_count;
+out:
+	if (sfd >= 0)
+		close(sfd);
+}
+
+TEST(tun_xdp_verdicts)
+{
+	const char *novhost = vhost_net_unavailable();
+
+	if (access("/dev/net/tun", R_OK | W_OK)) {
+		test__skip("no /dev/net/tun");
+		return;
+	}
+	for (size_t m = 0; m < sizeof(napi_modes) / sizeof(napi_modes[0]); m++) {
+		for (enum verdict v = V_PASS; v < V_NR; v++) {
+			char name[64], ns[NETNS_NAME_MAX] = "";
+			struct tap t0 = { .fd = -1 }, t1 = { .fd = -1 };
+			struct vhost_net vn = { .fd = -1, .kick = -1, .call = -1 };
+			bool have_vn = false;
+
+			snprintf(name, sizeof(name), "%s/%s", napi_modes[m].name, verdict_name[v]);
+			if (!test__start_subtest(name))
+				continue;
+			if (!ASSERT_OK(netns_add("tun", ns), "netns"))
+				continue;
+			if (!ASSERT_OK(tap_make(ns, TAP0, napi_modes[m].flags, 9000, &t0), "tap") ||
+			    !ASSERT_OK(tap_make(ns, TAP1, 0, 9000, &t1), "second tap") ||
+			    !ASSERT_OK(sh("ip -n %s addr add " TAP_IP "/24 dev " TAP0 " && "
+					  "ip -n %s neigh replace " PEER_IP
+					  " lladdr 02:00:00:00:22:02 dev " TAP0, ns, ns), "address"))
+				goto next;
+			if (!novhost) {
+				have_vn = ASSERT_OK(vhost_net_open(&vn, t0.fd, 256, 9216),
+						    "vhost-net on the tap");
+				if (!have_vn)
+					goto next;
+			} else if (test__verbose()) {
+				printf("    vhost-net part skipped: %s\n", novhost);
+			}
+			one_verdict(ns, &t0, &t1, have_vn ? &vn : NULL, v);
+next:
+			vhost_net_close(&vn);
+			tap_close(&t0);
+			tap_close(&t1);
+			netns_del(ns);
+		}
+	}
+	if (novhost && test__start_subtest("vhost"))
+		test__skip("%s: the vhost-net half of every subtest above did not run", novhost);
+}
+
+/* ---- page pools, from the netdev netlink family ---- */
+
+#define NETDEV_CMD_PAGE_POOL_GET	5
+#define NETDEV_CMD_PAGE_POOL_STATS_GET	9
+#define NETDEV_A_PAGE_POOL_ID		1
+#define NETDEV_A_PAGE_POOL_IFINDEX	2
+#define NETDEV_A_PAGE_POOL_INFLIGHT	4
+#define NETDEV_A_PAGE_POOL_DETACH_TIME	6
+#define NETDEV_A_PP_STATS_INFO		1
+#define NETDEV_A_PP_STATS_ALLOC_FAST	8
+#define NETDEV_A_PP_STATS_ALLOC_SLOW	9
+#define NETDEV_A_PP_STATS_RECYCLE_CACHED 14
+#define NETDEV_A_PP_STATS_RECYCLE_RING	16
+
+struct pp_info {
+	int npools;		/* pools of the ifindex asked for (0: every pool) */
+	int detached;		/* of those, destroyed but with pages out */
+	unsigned long long inflight;
+	unsigned long long alloc, recycled;
+};
+
+struct nlreq {
+	struct nlmsghdr nh;
+	struct genlmsghdr gh;
+	char attrs[64];
+};
+
+static int genl_family(int sk, const char *name)
+{
+	struct nlreq r = { .nh = { .nlmsg_type = GENL_ID_CTRL, .nlmsg_flags = NLM_F_REQUEST },
+			   .gh = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 } };
+	struct nlattr *a = (void *)r.attrs;
+	char buf[8192];
+	ssize_t n;
+
+	a->nla_type = CTRL_ATTR_FAMILY_NAME;
+	a->nla_len = NLA_HDRLEN + strlen(name) + 1;
+	strcpy((char *)a + NLA_HDRLEN, name);
+	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) + NLA_ALIGN(a->nla_len);
+	if (send(sk, &r, r.nh.nlmsg_len, 0) < 0 || (n = recv(sk, buf, sizeof(buf), 0)) < 0)
+		return -1;
+	struct nlmsghdr *nh = (void *)buf;
+
+	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
+		return -1;
+	for (char *p = (char *)NLMSG_DATA(nh) + GENL_HDRLEN; p + NLA_HDRLEN <= buf + nh->nlmsg_len;) {
+		struct nlattr *x = (void *)p;
+
+		if (x->nla_len < NLA_HDRLEN)
+			break;
+		if (x->nla_type == CTRL_ATTR_FAMILY_ID)
+			return *(uint16_t *)((char *)x + NLA_HDRLEN);
+		p += NLA_ALIGN(x->nla_len);
+	}
+	return -1;
+}
+
+static unsigned long long nla_u(const struct nlattr *a)
+{
+	const char *d = (const char *)a + NLA_HDRLEN;
+
+	if (a->nla_len - NLA_HDRLEN == 4)
+		return *(uint32_t *)d;
+	return *(uint64_t *)d;
+}
+
+/* Walks the attributes of one dump message; for STATS the interesting
+ * ones are inside the INFO nest.
+ */
+static void pp_msg(const char *p, const char *end, int ifindex, bool stats, struct pp_info *pi)
+{
+	int ifi = 0;
+	bool detached = false;
+	unsigned long long inflight = 0, alloc = 0, rec = 0;
+
+	for (; p + NLA_HDRLEN <= end;) {
+		const struct nlattr *a = (const void *)p;
+		int type = a->nla_type & NLA_TYPE_MASK;
+
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			break;
+		if (stats && type == NETDEV_A_PP_STATS_INFO) {
+			for (const char *q = p + NLA_HDRLEN; q + NLA_HDRLEN <= p + a->nla_len;) {
+				const struct nlattr *b = (const void *)q;
+
+				if (b->nla_len < NLA_HDRLEN)
+					break;
+				if ((b->nla_type & NLA_TYPE_MASK) == NETDEV_A_PAGE_POOL_IFINDEX)
+					ifi = nla_u(b);
+				q += NLA_ALIGN(b->nla_len);
+			}
+		} else if (stats) {
+			if (type == NETDEV_A_PP_STATS_ALLOC_FAST || type == NETDEV_A_PP_STATS_ALLOC_SLOW)
+				alloc += nla_u(a);
+			else if (type == NETDEV_A_PP_STATS_RECYCLE_CACHED ||
+				 type == NETDEV_A_PP_STATS_RECYCLE_RING)
+				rec += nla_u(a);
+		} else if (type == NETDEV_A_PAGE_POOL_IFINDEX) {
+			ifi = nla_u(a);
+		} else if (type == NETDEV_A_PAGE_POOL_INFLIGHT) {
+			inflight = nla_u(a);
+		} else if (type == NETDEV_A_PAGE_POOL_DETACH_TIME) {
+			detached = true;
+		}
+		p += NLA_ALIGN(a->nla_len);
+	}
+	if (ifindex && ifi != ifindex)
+		return;
+	pi->npools++;
+	pi->detached += detached;
+	pi->inflight += inflight;
+	pi->alloc += alloc;
+	pi->recycled += rec;
+}
+
+/* Dumps the page pools (or their stats) in namespace ns. ifindex 0: all
+ * of them, including those whose device is gone. Returns 0, or -1 when the
+ * kernel has no netdev family or no page-pool commands.
+ */
+static int pp_dump(const char *ns, int ifindex, bool stats, struct pp_info *pi)
+{
+	int saved = netns_enter(ns), sk, fam, done = 0, ret = -1;
+	struct nlreq r = { .nh = { .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+				   .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) },
+			   .gh = { .cmd = stats ? NETDEV_CMD_PAGE_POOL_STATS_GET
+					       : NETDEV_CMD_PAGE_POOL_GET, .version = 1 } };
+	static char buf[65536];
+
+	memset(pi, 0, sizeof(*pi));
+	if (saved < 0)
+		return -1;
+	sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	netns_leave(saved);
+	if (sk < 0)
+		return -1;
+	fam = genl_family(sk, "netdev");
+	if (fam < 0)
+		goto out;
+	r.nh.nlmsg_type = fam;
+	if (send(sk, &r, r.nh.nlmsg_len, 0) < 0)
+		goto out;
+	while (!done) {
+		ssize_t n = recv(sk, buf, sizeof(buf), 0);
+		struct nlmsghdr *nh = (void *)buf;
+
+		if (n <= 0)
+			goto out;
+		for (; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = 1;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(nh);
+
+				if (e->error)
+					goto out;
+				continue;
+			}
+			pp_msg((char *)NLMSG_DATA(nh) + GENL_HDRLEN, (char *)nh + nh->nlmsg_len,
+			       ifindex, stats, pi);
+		}
+	}
+	ret = 0;
+out:
+	close(sk);
+	return ret;
+}
+
+/* The series is there when a tap has page pools of its own. */
+static bool tap_has_pool(const char *ns, const struct tap *t, char *why, size_t len)
+{
+	struct pp_info pi;
+
+	if (pp_dump(ns, t->ifindex, false, &pi)) {
+		snprintf(why, len, "no page-pool netlink API (netdev family) in this kernel");
+		return false;
+	}
+	if (!pi.npools) {
+		snprintf(why, len, "tun has no page_pool here (kernel without kernel-patches/tun)");
+		return false;
+	}
+	return true;
+}
+
+TEST(tun_page_pool)
+{
+	char ns[NETNS_NAME_MAX] = "", why[128];
+	struct tap t0 = { .fd = -1 };
+	struct pp_info before, after, pools;
+	static struct frame f;
+	int sfd = -1;
+
+	if (access("/dev/net/tun", R_OK | W_OK)) {
+		test__skip("no /dev/net/tun");
+		return;
+	}
+	if (!ASSERT_OK(netns_add("tunpp", ns), "netns"))
+		return;
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t0), "tap") ||
+	    !ASSERT_OK(sh("ip -n %s addr add " TAP_IP "/24 dev " TAP0 " && ip -n %s neigh replace "
+			  PEER_IP " lladdr 02:00:00:00:22:02 dev " TAP0, ns, ns), "address"))
+		goto out;
+	if (!tap_has_pool(ns, &t0, why, sizeof(why))) {
+		test__skip("%s", why);
+		goto out;
+	}
+	if (test__start_subtest("recycling")) {
+		int rounds = 64;
+
+		sfd = udp_listen_in(ns);
+		ASSERT_OK(pp_dump(ns, t0.ifindex, true, &before), "stats before");
+		frame_build(&f, &t0, SZ_1500);
+		/* More frames than the pool holds pages: without recycling
+		 * every one would be a fresh (slow) allocation.
+		 */
+		for (int i = 0; i < rounds; i++) {
+			ASSERT_EQ(send_write(&t0, &f, 16), 16, "written");
+			ASSERT_EQ(sock_collect(sfd, f.payload, 16, 5), 16, "received");
+		}
+		ASSERT_OK(pp_dump(ns, t0.ifindex, true, &after), "stats after");
+		ASSERT_GE(after.alloc - before.alloc, rounds * 16 / 2, "allocations counted");
+		ASSERT_GE(after.recycled - before.recycled, rounds * 16 / 2, "pages recycled");
+		if (test__verbose())
+			printf("    alloc %llu recycled %llu\n", after.alloc - before.alloc,
+			       after.recycled - before.recycled);
+	}
+	if (test__start_subtest("delete_under_traffic")) {
+		pid_t pid;
+		int st;
+
+		frame_build(&f, &t0, SZ_64);
+		pid = fork();
+		if (pid == 0) {
+			/* Writes until the device is gone (EBADFD / EIO). */
+			for (int i = 0; i < 2000000; i++)
+				if (send_write(&t0, &f, 1) != 1 && errno != EAGAIN)
+					break;
+			_exit(0);
+		}
+		usleep(300 * 1000);
+		ASSERT_OK(sh("ip -n %s link del " TAP0, ns), "delete under traffic");
+		waitpid(pid, &st, 0);
+		tap_close(&t0);
+		/* Pools whose pages are all back go at once; others within
+		 * the page pool's release retries (a second apart).
+		 */
+		for (int i = 0; i < 50; i++) {
+			if (!pp_dump(ns, 0, false, &pools) && !pools.npools)
+				break;
+			usleep(200 * 1000);
+		}
+		ASSERT_EQ(pools.npools, 0, "page pools left in the namespace");
+		ASSERT_EQ(pools.inflight, 0, "pages in flight");
+	}
+out:
+	if (sfd >= 0)
+		close(sfd);
+	tap_close(&t0);
+	netns_del(ns);
+}
+
+/* The series advertises multi-buffer XDP (RX_SG); stock 6.12 tun does not. */
+TEST(tun_xdp_features)
+{
+	char ns[NETNS_NAME_MAX] = "", cmd[256];
+	struct tap t0 = { .fd = -1 };
+
+	if (access("/dev/net/tun", R_OK | W_OK)) {
+		test__skip("no /dev/net/tun");
+		return;
+	}
+	if (!ASSERT_OK(netns_add("tunft", ns), "netns"))
+		return;
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t0), "tap"))
+		goto out;
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s %s status " TAP0 " --json", ns,
+		 test__path("xdplab"));
+	if (!ASSERT_OK(sh_out(out, sizeof(out), "%s", cmd), "xdplab status"))
+		goto out;
+	ASSERT_STRSTR(out, "BASIC", "tap has native XDP");
+	if (!strstr(out, "RX_SG"))
+		test__skip("tun without RX_SG (kernel without the multi-buffer patch)");
+out:
+	tap_close(&t0);
+	netns_del(ns);
+}
