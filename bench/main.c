@@ -26,9 +26,12 @@
 struct bench_cfg bench = { .repeat = 5, .port = 5201 };
 volatile int bench_stop;
 
+extern const struct scenario scen_tap_vhost;	/* bench/tap_vhost.c */
+
 static const struct scenario *const all_scenarios[] = {
 	&scen_veth_tcp, &scen_veth_redirect, &scen_small_udp, &scen_tap, &scen_prog_cost,
 	&scen_peers,
+	&scen_tap_vhost,
 };
 #define NSCEN (int)(sizeof(all_scenarios) / sizeof(all_scenarios[0]))
 
@@ -250,6 +253,8 @@ static const char doc[] =
 	"  prog-cost      ns per packet of each program under BPF_PROG_TEST_RUN,\n"
 	"                 64 B and 9000 B multi-buffer, against an empty program\n"
 	"  peers          Debian's xdp-bench drop|pass against xdplab drop|pass\n"
+	"  tap-vhost      frames into a tap via vhost-net batches and write(), NAPI\n"
+	"                 off/on, XDP drop/pass, 64/1500 B and 9000 B GSO (seed 001)\n"
 	"\v"
 	"Output: a markdown table per scenario on stdout, progress on stderr, and\n"
 	"in bench/results/DATE-TIME/: results.json (every sample, machine, kernel,\n"
