@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "cpustat.h"
+#include "netns.h"
 
 #define BENCH_MAX_ROUNDS 50
 #define BENCH_MAX_METRICS 12
@@ -106,6 +107,14 @@ struct scen {
 
 extern const struct scenario scen_veth_tcp, scen_veth_redirect, scen_small_udp, scen_tap,
 	scen_prog_cost, scen_peers;
+
+/*
+ * lib/netns.h's sh() runs system(), which ignores SIGINT in the caller
+ * while its shell runs; a Ctrl-C then only kills that shell (exit 130).
+ * In the bench such an exit means the user asked to stop.
+ */
+int bench_sh_status(int status);
+#define sh(...) bench_sh_status(sh(__VA_ARGS__))
 
 /* ---- planning (main.c) ---- */
 

@@ -63,6 +63,13 @@ void bench_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+int bench_sh_status(int status)
+{
+	if (status == 128 + SIGINT)
+		bench_stop = 1;
+	return status;
+}
+
 /* ---- planning helpers ---- */
 
 struct point *scen_add(struct scen *s, int base0, int base1, const char *group,
