@@ -687,10 +687,6 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 	LIBBPF_OPTS(bpf_xdp_attach_opts, detach_opts);
 	const char *name = bpf_program__name(prog);
 	int fd = bpf_program__fd(prog), err, ret = 0;
-	/* Asked before attach: reading BTF back can be slow, and the stats
-	 * should start right when the program does.
-	 */
-	bool gso = xdplab_prog_gso_preserving(fd);
 
 	if (hooks && hooks->loaded &&
 	    hooks->loaded(hooks->ctx, o, obj))
@@ -713,7 +709,8 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 	if (!o->json)
 		fprintf(stderr, "%s attached to %s (%s%s)%s; Ctrl-C to stop\n", name, o->ifname,
 			o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
-			o->frags == FRAGS_ON ? ", frags" : "", gso ? ", GSO-preserving" : "");
+			o->frags == FRAGS_ON ? ", frags" : "",
+			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "");
 	xdplab_stats_loop(o, name, stats, hooks);
 	if (o->keep) {
 		fprintf(stderr, "%s stays attached to %s%s%s; remove it with: ip link set dev %s %s off\n",
