@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The program the veth GSO selftests (selftests/veth_gso.c) attach: it
+ * counts the GSO superframes a multi-buffer program is given (TCP frames
+ * longer than the MTU) and, depending on gso_cfg.mode, resizes them,
+ * sends them back out (XDP_TX), redirects them or drops a few, so the tests
+ * can check that what comes out of the kernel is still correct.
+ *
+ * Not tagged XDPLAB_GSO_PRESERVING: most modes change the frame.
+ */
+#include "vmlinux.h"
+#include "xdplab.bpf.h"
+#include "xdp_gso_test.h"
+
+#ifndef ETH_HLEN
+#define ETH_HLEN	14
+#endif
+
+const volatile struct gso_test_cfg gso_cfg = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GSO_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} gso_counts SEC(".maps");
+
+/* GSO_TEST_DROP_FIRST: superframes dropped so far, over all CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} gso_dropped SEC(".maps");
+
+static __always_inline void count(__u32 slot, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&gso_counts, &slot);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline void count_max(__u32 slot, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&gso_counts, &slot);
+
+	if (v && *v < n)
+		*v = n;
+}
+
+/* One's complement sum - m + m2, 16-bit words in network order. */
+static __always_inline __u16 csum_replace(__u16 sum, __u16 m, __u16 m2)
+{
+	__u32 c = (__u32)sum + (__u16)~m + m2;
+
+	c = (c & 0xffff) + (c >> 16);
+	c = (c & 0xffff) + (c >> 16);
+	return c;
+}
+
+/* Push an 802.1Q tag with VID 0 (priority tagged): the frame grows by 4
+ * bytes at the front, the IP packet itself is untouched.
+ */
+static __always_inline int push_tag(struct xdp_md *ctx)
+{
+	__u8 hdr[ETH_HLEN + 4];
+	__u16 *w = (__u16 *)(hdr + 2 * ETH_ALEN);
+
+	if (bpf_xdp_load_bytes(ctx, 0, hdr, ETH_HLEN))
+		return -1;
+	/* hdr[12..13] holds the inner type; make room for the tag */
+	hdr[16] = hdr[12];
+	hdr[17] = hdr[13];
+	w[0] = bpf_htons(ETH_P_8021Q);
+	w[1] = 0;
+	if (bpf_xdp_adjust_head(ctx, -4))
+		return -1;
+	return bpf_xdp_store_bytes(ctx, 0, hdr, sizeof(hdr));
+}
+
+/* Cut cfg.trim bytes of TCP payload off the end and make the IP length
+ * and the checksums say so. The TCP checksum field of a superframe holds
+ * the pseudo-header sum only (CHECKSUM_PARTIAL): its length changes.
+ */
+static __always_inline int trim_tail(struct xdp_md *ctx, const struct xdplab_pkt *p)
+{
+	__u32 trim = gso_cfg.trim;
+	__u16 old_len, new_len, check;
+	struct tcphdr th;
+
+	if (bpf_xdp_load_bytes(ctx, p->l4_off, &th, sizeof(th)))
+		return -1;
+	if (p->len <= p->l4_off + th.doff * 4 + trim)
+		return 1;	/* not that much payload: leave it */
+
+	if (p->ipver == 4) {
+		struct iphdr iph;
+
+		if (bpf_xdp_load_bytes(ctx, p->l3_off, &iph, sizeof(iph)))
+			return -1;
+		old_len = iph.tot_len;
+		new_len = bpf_htons(bpf_ntohs(old_len) - trim);
+		iph.check = ~csum_replace(~iph.check, old_len, new_len);
+		iph.tot_len = new_len;
+		if (bpf_xdp_store_bytes(ctx, p->l3_off, &iph, sizeof(iph)))
+			return -1;
+		/* pseudo-header length: the IP payload */
+		old_len = bpf_htons(bpf_ntohs(old_len) - iph.ihl * 4);
+		new_len = bpf_htons(bpf_ntohs(new_len) - iph.ihl * 4);
+	} else {
+		struct ipv6hdr ip6h;
+
+		if (bpf_xdp_load_bytes(ctx, p->l3_off, &ip6h, sizeof(ip6h)))
+			return -1;
+		old_len = ip6h.payload_len;
+		new_len = bpf_htons(bpf_ntohs(old_len) - trim);
+		ip6h.payload_len = new_len;
+		if (bpf_xdp_store_bytes(ctx, p->l3_off, &ip6h, sizeof(ip6h)))
+			return -1;
+	}
+	check = csum_replace(th.check, old_len, new_len);
+	if (bpf_xdp_store_bytes(ctx, p->l4_off + offsetof(struct tcphdr, check),
+				&check, sizeof(check)))
+		return -1;
+	return bpf_xdp_adjust_tail(ctx, -(int)trim);
+}
+
+static __always_inline __u8 ttl_of(struct xdp_md *ctx, const struct xdplab_pkt *p)
+{
+	__u8 ttl = 0;
+
+	/* IPv4 TTL is byte 8 of the header, the IPv6 hop limit byte 7 */
+	bpf_xdp_load_bytes(ctx, p->l3_off + (p->ipver == 4 ? 8 : 7), &ttl, 1);
+	return ttl;
+}
+
+static __always_inline int set_macs(struct xdp_md *ctx, bool swap)
+{
+	__u8 macs[2 * ETH_ALEN], tmp[ETH_ALEN];
+
+	if (swap) {
+		if (bpf_xdp_load_bytes(ctx, 0, macs, sizeof(macs)))
+			return -1;
+		__builtin_memcpy(tmp, macs, ETH_ALEN);
+		__builtin_memcpy(macs, macs + ETH_ALEN, ETH_ALEN);
+		__builtin_memcpy(macs + ETH_ALEN, tmp, ETH_ALEN);
+	} else {
+		__builtin_memcpy(macs, (const void *)gso_cfg.dmac, ETH_ALEN);
+		__builtin_memcpy(macs + ETH_ALEN, (const void *)gso_cfg.smac, ETH_ALEN);
+	}
+	return bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs));
+}
+
+static __always_inline int gso_test(struct xdp_md *ctx)
+{
+	__u32 mode = gso_cfg.mode, zero = 0;
+	struct xdplab_pkt p;
+	bool big;
+	int act = XDP_PASS, err;
+	__u64 *n;
+
+	xdplab_parse(ctx, &p);
+	big = p.l4 == XDPLAB_L4_TCP && p.len > gso_cfg.mtu + ETH_HLEN;
+
+	count(GSO_CNT_FRAMES, 1);
+	count_max(GSO_CNT_MAX_LEN, p.len);
+	if (big) {
+		count(GSO_CNT_BIG, 1);
+		count(GSO_CNT_BIG_BYTES, p.len);
+		if (p.len > ctx->data_end - ctx->data)
+			count(GSO_CNT_MULTIBUF, 1);
+	}
+	if (p.malformed || !p.ipver)
+		return xdplab_verdict(ctx, &p, XDP_PASS);
+
+	switch (mode) {
+	case GSO_TEST_PUSH_TAG:
+		err = push_tag(ctx);
+		break;
+	case GSO_TEST_TRIM:
+		err = big ? trim_tail(ctx, &p) : 1;
+		break;
+	case GSO_TEST_TX:
+		if (!big || ttl_of(ctx, &p) != gso_cfg.ttl)
+			return xdplab_verdict(ctx, &p, XDP_PASS);
+		err = set_macs(ctx, true);
+		act = XDP_TX;
+		break;
+	case GSO_TEST_REDIRECT:
+		if (!big)
+			return xdplab_verdict(ctx, &p, XDP_PASS);
+		err = set_macs(ctx, false);
+		act = bpf_redirect(gso_cfg.ifindex, 0);
+		break;
+	case GSO_TEST_DROP_FIRST:
+		if (!big)
+			return xdplab_verdict(ctx, &p, XDP_PASS);
+		n = bpf_map_lookup_elem(&gso_dropped, &zero);
+		if (!n || __sync_fetch_and_add(n, 1) >= gso_cfg.drop)
+			return xdplab_verdict(ctx, &p, XDP_PASS);
+		count(GSO_CNT_ACTED, 1);
+		return xdplab_verdict(ctx, &p, XDP_DROP);
+	default:
+		return xdplab_verdict(ctx, &p, XDP_PASS);
+	}
+
+	if (err < 0) {
+		count(GSO_CNT_FAILED, 1);
+		return xdplab_verdict(ctx, &p, XDP_PASS);
+	}
+	if (!err)
+		count(GSO_CNT_CHANGED, 1);
+	if (act != XDP_PASS && big)
+		count(GSO_CNT_ACTED, 1);
+	/* p.len is the length the program was given */
+	return xdplab_verdict(ctx, &p, act);
+}
+
+/* Both entry points, no GSO-preserving tag (see XDPLAB_PROG). */
+SEC("xdp")
+int xdp_gso_test(struct xdp_md *ctx)
+{
+	return gso_test(ctx);
+}
+
+SEC("xdp.frags")
+int xdp_gso_test_frags(struct xdp_md *ctx)
+{
+	return gso_test(ctx);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What progs/xdp_gso_test.bpf.c and selftests/veth_gso.c agree on: the
+ * modes of the test program, its settings and its counters. Included after
+ * vmlinux.h (BPF) or <linux/types.h> (user space); includes nothing.
+ */
+#ifndef XDP_GSO_TEST_H
+#define XDP_GSO_TEST_H
+
+/* What the program does with a TCP frame longer than mtu + 14 bytes (a GSO
+ * superframe); everything else is passed untouched.
+ */
+enum {
+	GSO_TEST_PASS = 0,	/* count it, XDP_PASS */
+	GSO_TEST_PUSH_TAG,	/* every IP frame: push an 802.1Q priority tag
+				 * (VID 0) with bpf_xdp_adjust_head(), PASS */
+	GSO_TEST_TRIM,		/* cut `trim` bytes of TCP payload off the end
+				 * with bpf_xdp_adjust_tail(), fix the IP
+				 * length and checksums, PASS */
+	GSO_TEST_TX,		/* IP TTL/hop limit == ttl: swap MACs, XDP_TX */
+	GSO_TEST_REDIRECT,	/* set MACs dmac/smac, XDP_REDIRECT to ifindex */
+	GSO_TEST_DROP_FIRST,	/* XDP_DROP the first `drop` superframes */
+	GSO_TEST_MODE_MAX,
+};
+
+struct gso_test_cfg {
+	__u32 mode;		/* GSO_TEST_* */
+	__u32 mtu;		/* frames longer than mtu + 14 are superframes */
+	__u32 trim;		/* GSO_TEST_TRIM: bytes to cut */
+	__u32 ttl;		/* GSO_TEST_TX: only frames with this TTL */
+	__u32 ifindex;		/* GSO_TEST_REDIRECT: target */
+	__u32 drop;		/* GSO_TEST_DROP_FIRST: how many */
+	__u8 dmac[6];		/* GSO_TEST_REDIRECT: new Ethernet addresses */
+	__u8 smac[6];
+};
+
+/* Slots of the per-CPU gso_counts map. */
+enum {
+	GSO_CNT_FRAMES = 0,	/* frames seen */
+	GSO_CNT_BIG,		/* superframes seen (longer than mtu + 14) */
+	GSO_CNT_BIG_BYTES,	/* their bytes */
+	GSO_CNT_MULTIBUF,	/* superframes with fragments */
+	GSO_CNT_MAX_LEN,	/* longest frame seen (per CPU) */
+	GSO_CNT_CHANGED,	/* frames the mode changed (resized, re-addressed) */
+	GSO_CNT_ACTED,		/* superframes given the mode's TX/REDIRECT/DROP */
+	GSO_CNT_FAILED,		/* a helper failed: passed unchanged */
+	GSO_CNT_MAX,
+};
+
+#endif /* XDP_GSO_TEST_H */

@@ -1,0 +1,755 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * veth GSO across multi-buffer XDP (kernel-patches/veth, issue 5).
+ *
+ * With the series, a veth whose XDP program handles fragments leaves TSO on
+ * its peer, the program is given whole GSO superframes, and whatever it does
+ * with them (pass, resize, XDP_TX, redirect, drop) what comes out is still
+ * correct. These tests attach progs/xdp_gso_test.bpf.c, run TCP streams whose
+ * every byte is checked, and look at the program's and the driver's counters.
+ *
+ * On a kernel without the series (the peer's TSO goes off as soon as a frags
+ * program is attached) the tests that need it skip, saying so.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "netns.h"
+#include "pkt.h"
+#include "prog_test_run.h"
+#include "test.h"
+#include "xdp_gso_test.h"
+#include "xdp_gso_test.skel.h"
+
+#define PORT		5301
+#define STREAM_LEN	(16u << 20)
+#define STREAM_SECS	120.0
+/* Subnets 198.18.200.0/24 and up, clear of the other tests' pairs. */
+#define NET_ID		200
+
+/* --- the test program ---------------------------------------------------- */
+
+static struct xdp_gso_test_bpf *prog_open(const struct gso_test_cfg *cfg, bool frags)
+{
+	struct xdp_gso_test_bpf *s = xdp_gso_test_bpf__open();
+
+	if (!ASSERT_OK_PTR(s, "open xdp_gso_test"))
+		return NULL;
+	memcpy((void *)&s->rodata->gso_cfg, cfg, sizeof(*cfg));
+	bpf_program__set_autoload(frags ? s->progs.xdp_gso_test : s->progs.xdp_gso_test_frags,
+				  false);
+	if (!ASSERT_OK(xdp_gso_test_bpf__load(s), "load xdp_gso_test")) {
+		xdp_gso_test_bpf__destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int prog_fd(struct xdp_gso_test_bpf *s)
+{
+	return bpf_program__fd(s->progs.xdp_gso_test_frags) >= 0 ?
+	       bpf_program__fd(s->progs.xdp_gso_test_frags) :
+	       bpf_program__fd(s->progs.xdp_gso_test);
+}
+
+/* Attaches (or replaces with) fd on ifname in ns; fd < 0 detaches. */
+static int xdp_set(const char *ns, const char *ifname, int fd)
+{
+	int saved = netns_enter(ns), idx, err;
+
+	if (saved < 0)
+		return -1;
+	idx = if_nametoindex(ifname);
+	err = !idx ? -ENODEV : fd >= 0 ? bpf_xdp_attach(idx, fd, 0, NULL) :
+				       bpf_xdp_detach(idx, 0, NULL);
+	netns_leave(saved);
+	return err;
+}
+
+static uint64_t count_of(struct xdp_gso_test_bpf *s, int slot)
+{
+	return percpu_u64_sum(s->maps.gso_counts, slot);
+}
+
+static uint64_t max_of(struct xdp_gso_test_bpf *s, int slot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v = calloc(ncpu, sizeof(*v)), max = 0;
+	uint32_t key = slot;
+
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(s->maps.gso_counts), &key, v))
+		for (int c = 0; c < ncpu; c++)
+			max = v[c] > max ? v[c] : max;
+	free(v);
+	return max;
+}
+
+static uint64_t verdicts(struct xdp_gso_test_bpf *s, int action)
+{
+	struct xdplab_datarec r = {};
+
+	stats_sum(s->maps.xdp_stats, action, &r);
+	return r.packets;
+}
+
+/* --- what the kernel says -------------------------------------------------- */
+
+/* ETHTOOL_GTSO, ETHTOOL_GGRO, ...: the flag's value, or -1. */
+static int eth_flag(const char *ns, const char *ifname, __u32 cmd)
+{
+	struct ethtool_value ev = { .cmd = cmd };
+	struct ifreq ifr = {};
+	int saved = netns_enter(ns), fd, ret = -1;
+
+	if (saved < 0)
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ev;
+	if (fd >= 0 && !ioctl(fd, SIOCETHTOOL, &ifr))
+		ret = ev.data;
+	if (fd >= 0)
+		close(fd);
+	netns_leave(saved);
+	return ret;
+}
+
+static int eth_set_flag(const char *ns, const char *ifname, __u32 cmd, int on)
+{
+	struct ethtool_value ev = { .cmd = cmd, .data = on };
+	struct ifreq ifr = {};
+	int saved = netns_enter(ns), fd, ret = -1;
+
+	if (saved < 0)
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ev;
+	if (fd >= 0)
+		ret = ioctl(fd, SIOCETHTOOL, &ifr);
+	if (fd >= 0)
+		close(fd);
+	netns_leave(saved);
+	return ret;
+}
+
+static char text[65536];
+
+/* Sum of the driver's per-queue counter `name` (ethtool -S), or -1. */
+static long long veth_stat(const char *ns, const char *ifname, const char *name)
+{
+	long long sum = -1;
+	char *l, *save;
+
+	if (sh_out(text, sizeof(text), "ip netns exec %s ethtool -S %s", ns, ifname))
+		return -1;
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char key[96];
+		long long v;
+		int q;
+
+		if (sscanf(l, " rx_queue_%d_%95[^:]: %lld", &q, key, &v) == 3 &&
+		    !strcmp(key, name))
+			sum = (sum < 0 ? 0 : sum) + v;
+	}
+	return sum;
+}
+
+/* A counter of /proc/net/snmp in ns ("Ip", "InReceives"), or -1. */
+static long long snmp(const char *ns, const char *group, const char *name)
+{
+	char *hdr = NULL, *val = NULL, *l, *save, *h, *v, *hs, *vs;
+	size_t glen = strlen(group);
+
+	if (sh_out(text, sizeof(text), "ip netns exec %s cat /proc/net/snmp", ns))
+		return -1;
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, group, glen) || l[glen] != ':')
+			continue;
+		if (!hdr) {
+			hdr = l;
+		} else {
+			val = l;
+			break;
+		}
+	}
+	if (!val)
+		return -1;
+	for (h = strtok_r(hdr, " ", &hs), v = strtok_r(val, " ", &vs); h && v;
+	     h = strtok_r(NULL, " ", &hs), v = strtok_r(NULL, " ", &vs))
+		if (!strcmp(h, name))
+			return atoll(v);
+	return -1;
+}
+
+/* --- a TCP stream whose every byte is checked ------------------------------- */
+
+struct stream {
+	const char *cns, *sns;	/* client's and server's namespaces */
+	const char *sip;	/* server address, IPv4 or IPv6 */
+	size_t total;
+	/* called every 10 ms or so while the stream runs */
+	void (*hook)(void *arg);
+	void *arg;
+	/* results */
+	size_t got, bad;
+	double secs;
+};
+
+static socklen_t sa_of(const char *ip, int port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *s4 = (void *)ss;
+	struct sockaddr_in6 *s6 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, ip, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		return sizeof(*s4);
+	}
+	inet_pton(AF_INET6, ip, &s6->sin6_addr);
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	return sizeof(*s6);
+}
+
+static int sock_in(const char *ns, int family)
+{
+	int saved = netns_enter(ns), fd;
+
+	if (saved < 0)
+		return -1;
+	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	netns_leave(saved);
+	return fd;
+}
+
+/* Runs the stream to its end or its time limit; false if it did not start. */
+static bool tcp_stream(struct stream *st)
+{
+	static uint8_t buf[1 << 17];
+	struct sockaddr_storage ss;
+	socklen_t sl = sa_of(st->sip, PORT, &ss);
+	int ls = sock_in(st->sns, ss.ss_family), cs = -1, as = -1, one = 1;
+	double start = now_secs(), next_hook = start, end = start + STREAM_SECS;
+	size_t sent = 0;
+	bool ok = false;
+
+	st->got = st->bad = 0;
+	if (!ASSERT_GE(ls, 0, "listen socket"))
+		return false;
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (!ASSERT_OK(bind(ls, (void *)&ss, sl), "bind") || !ASSERT_OK(listen(ls, 1), "listen"))
+		goto out;
+	cs = sock_in(st->cns, ss.ss_family);
+	if (!ASSERT_GE(cs, 0, "client socket") ||
+	    !ASSERT_OK(connect(cs, (void *)&ss, sl), "connect"))
+		goto out;
+	as = accept(ls, NULL, NULL);
+	if (!ASSERT_GE(as, 0, "accept"))
+		goto out;
+	fcntl(cs, F_SETFL, O_NONBLOCK);
+	fcntl(as, F_SETFL, O_NONBLOCK);
+	ok = true;
+	/* One thread drives both ends; each byte carries its offset's pattern. */
+	while (st->got < st->total && now_secs() < end) {
+		struct pollfd p[2] = { { as, POLLIN, 0 },
+				       { cs, sent < st->total ? POLLOUT : 0, 0 } };
+		ssize_t r;
+
+		if (st->hook && now_secs() >= next_hook) {
+			st->hook(st->arg);
+			next_hook = now_secs() + 0.01;
+		}
+		poll(p, 2, 10);
+		if (p[1].revents & POLLOUT) {
+			size_t n = st->total - sent < sizeof(buf) ? st->total - sent : sizeof(buf);
+
+			for (size_t i = 0; i < n; i++)
+				buf[i] = pkt_pattern(sent + i);
+			r = send(cs, buf, n, 0);
+			if (r > 0)
+				sent += r;
+			if (sent == st->total)
+				shutdown(cs, SHUT_WR);
+		}
+		if (p[0].revents & POLLIN) {
+			while ((r = recv(as, buf, sizeof(buf), 0)) > 0) {
+				st->bad += !pkt_pattern_ok(buf, r, st->got);
+				st->got += r;
+			}
+		}
+	}
+out:
+	st->secs = now_secs() - start;
+	close(ls);
+	if (cs >= 0)
+		close(cs);
+	if (as >= 0)
+		close(as);
+	return ok;
+}
+
+/* Every byte arrived, and each in its place. */
+static bool stream_ok(struct stream *st)
+{
+	if (!tcp_stream(st))
+		return false;
+	if (test__verbose())
+		printf("  stream: %zu bytes in %.2f s (%.0f Mbit/s)\n", st->got, st->secs,
+		       st->got * 8 / st->secs / 1e6);
+	return ASSERT_EQ(st->got, st->total, "bytes delivered") &
+	       ASSERT_EQ(st->bad, 0, "chunks with wrong content");
+}
+
+/* --- does this kernel have the series? ------------------------------------- */
+
+static const struct gso_test_cfg pass_cfg = { .mode = GSO_TEST_PASS, .mtu = 1500 };
+
+/* 1: the peer keeps TSO with a frags program; 0: it loses it; -1: unknown. */
+static int series = -1;
+
+static bool have_series(void)
+{
+	struct xdp_gso_test_bpf *s;
+	struct veth_pair vp;
+
+	if (series < 0 && !veth_pair_add(&vp, "gsoprobe", NET_ID + 55, 0)) {
+		s = prog_open(&pass_cfg, true);
+		if (s && !xdp_set(vp.ns[1], vp.ifname[1], prog_fd(s)))
+			series = eth_flag(vp.ns[0], vp.ifname[0], ETHTOOL_GTSO) == 1;
+		veth_pair_del(&vp);
+		xdp_gso_test_bpf__destroy(s);
+	}
+	if (series != 1)
+		test__skip("kernel without the veth GSO series: the peer loses TSO "
+			   "when a multi-buffer XDP program is attached");
+	return series == 1;
+}
+
+/* --- one pair: sender ns[0]/veth0 -> receiver ns[1]/veth1 with the program --- */
+
+struct gso_pair {
+	struct veth_pair vp;
+	struct xdp_gso_test_bpf *s;
+};
+
+static bool pair_up(struct gso_pair *g, const char *tag, int id, int mtu,
+		    const struct gso_test_cfg *cfg, int gro)
+{
+	struct gso_test_cfg c = *cfg;
+
+	memset(g, 0, sizeof(*g));
+	c.mtu = mtu ? mtu : 1500;
+	if (!ASSERT_OK(veth_pair_add(&g->vp, tag, id, mtu), "veth pair"))
+		return false;
+	g->s = prog_open(&c, true);
+	if (!g->s || !ASSERT_OK(xdp_set(g->vp.ns[1], g->vp.ifname[1], prog_fd(g->s)), "attach"))
+		return false;
+	if (gro >= 0 &&
+	    !ASSERT_OK(eth_set_flag(g->vp.ns[1], g->vp.ifname[1], ETHTOOL_SGRO, gro), "set GRO"))
+		return false;
+	return true;
+}
+
+static void pair_down(struct gso_pair *g)
+{
+	if (g->vp.ns[0][0])
+		veth_pair_del(&g->vp);
+	xdp_gso_test_bpf__destroy(g->s);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The program was given superframes, as multi-buffer frames. */
+static void expect_superframes(struct xdp_gso_test_bpf *s, int mtu)
+{
+	if (test__verbose())
+		printf("  program: %llu frames, %llu superframes (%llu multi-buffer), longest %llu\n",
+		       (unsigned long long)count_of(s, GSO_CNT_FRAMES),
+		       (unsigned long long)count_of(s, GSO_CNT_BIG),
+		       (unsigned long long)count_of(s, GSO_CNT_MULTIBUF),
+		       (unsigned long long)max_of(s, GSO_CNT_MAX_LEN));
+	ASSERT_GT(count_of(s, GSO_CNT_BIG), 0, "superframes seen by the program");
+	ASSERT_GT(count_of(s, GSO_CNT_MULTIBUF), 0, "superframes were multi-buffer");
+	ASSERT_GT(max_of(s, GSO_CNT_MAX_LEN), mtu + 14, "longest frame beyond the MTU");
+	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "helper failures");
+}
+
+/* A stream through a pair with a frags XDP_PASS program: superframes reach
+ * the program, every byte arrives; with GRO off on the receiver, IP is
+ * given superframes too (GSO kept through XDP_PASS).
+ */
+static void pass_stream(const char *tag, int id, int mtu, int gro, bool v6)
+{
+	struct gso_pair g;
+	struct stream st = { .total = STREAM_LEN };
+	long long rx0, rx1;
+
+	if (!have_series())
+		return;
+	if (!pair_up(&g, tag, id, mtu, &pass_cfg, gro))
+		goto out;
+	st.cns = g.vp.ns[0];
+	st.sns = g.vp.ns[1];
+	st.sip = v6 ? g.vp.ip6[1] : g.vp.ip4[1];
+	rx0 = snmp(g.vp.ns[1], v6 ? "Ip6" : "Ip", v6 ? "Ip6InReceives" : "InReceives");
+	if (!stream_ok(&st))
+		goto out;
+	rx1 = snmp(g.vp.ns[1], v6 ? "Ip6" : "Ip", v6 ? "Ip6InReceives" : "InReceives");
+	expect_superframes(g.s, mtu);
+	ASSERT_EQ(verdicts(g.s, XDP_PASS), count_of(g.s, GSO_CNT_FRAMES), "all passed");
+	if (gro == 0 && rx0 >= 0 && rx1 >= 0) {
+		/* Without GSO every IP packet would carry at most one MSS. */
+		long long mss_packets = STREAM_LEN / (mtu - 40 - (v6 ? 20 : 0) - 12);
+
+		if (test__verbose())
+			printf("  IP packets received: %lld for %lld MSS of data\n",
+			       rx1 - rx0, mss_packets);
+		ASSERT_LT(rx1 - rx0, mss_packets / 2, "IP got superframes (GSO kept)");
+	}
+out:
+	pair_down(&g);
+}
+
+/* Toggles programs on the receiver while a stream runs. */
+struct toggler {
+	const char *ns, *ifname;
+	int fd_frags, fd_plain;
+	int step, errors;
+};
+
+static void toggle(void *arg)
+{
+	struct toggler *t = arg;
+	/* frags, plain (replaces), frags (replaces), off, plain, off, ... */
+	static const int seq[] = { 1, 2, 1, 0, 2, 0 };
+	int what = seq[t->step++ % 6];
+
+	t->errors += !!xdp_set(t->ns, t->ifname, what == 1 ? t->fd_frags :
+					       what == 2 ? t->fd_plain : -1);
+}
+
+/* --- three hosts: client (R) -- X (the program) -- server (S) ---------------- */
+
+struct three {
+	char ns[3][NETNS_NAME_MAX];	/* R, X, S */
+	struct veth_pair rx, xs;	/* R.vH - X.vX, X.vY - S.vS */
+	struct xdp_gso_test_bpf *s;
+};
+
+static bool three_up(struct three *t, const char *tag, int id)
+{
+	static const char *roles[3] = { "r", "x", "s" };
+	char name[32];
+
+	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s%s", tag, roles[i]);
+		if (!ASSERT_OK(netns_add(name, t->ns[i]), "namespace"))
+			return false;
+	}
+	if (!ASSERT_OK(veth_pair_join(&t->rx, t->ns[0], "vH", t->ns[1], "vX", id, 0), "R-X") ||
+	    !ASSERT_OK(veth_pair_join(&t->xs, t->ns[1], "vY", t->ns[2], "vS", id + 1, 0), "X-S"))
+		return false;
+	/* R reaches S through X; X forwards; S answers through X. The TX
+	 * test sends frames back to R, which forwards them to X again: R must
+	 * accept its own address as a source and not send redirects.
+	 */
+	return ASSERT_OK(sh("ip -n %s route add 198.18.%d.0/24 via %s", t->ns[0], id + 1,
+			    t->rx.ip4[1]), "R route") &
+	       ASSERT_OK(sh("ip -n %s route add default via %s", t->ns[2], t->xs.ip4[0]),
+			 "S route") &
+	       ASSERT_OK(sh("ip netns exec %s sysctl -qw net.ipv4.ip_forward=1", t->ns[1]),
+			 "X forwards") &
+	       ASSERT_OK(sh("ip netns exec %s sh -c 'sysctl -qw net.ipv4.ip_forward=1 "
+			    "net.ipv4.conf.all.accept_local=1 net.ipv4.conf.all.send_redirects=0 "
+			    "net.ipv4.conf.vH.send_redirects=0 net.ipv4.conf.all.rp_filter=0 "
+			    "net.ipv4.conf.vH.rp_filter=0'", t->ns[0]), "R forwards its own") &
+	       /* targets of XDP_TX / ndo_xdp_xmit need NAPI: GRO on */
+	       ASSERT_OK(eth_set_flag(t->ns[0], "vH", ETHTOOL_SGRO, 1), "GRO on vH") &
+	       ASSERT_OK(eth_set_flag(t->ns[2], "vS", ETHTOOL_SGRO, 1), "GRO on vS");
+}
+
+static void three_down(struct three *t)
+{
+	for (int i = 0; i < 3; i++)
+		netns_del(t->ns[i]);
+	xdp_gso_test_bpf__destroy(t->s);
+	memset(t, 0, sizeof(*t));
+}
+
+/* A stream R -> S with the program on X's vX in `mode`. */
+static void three_stream(const char *tag, int id, int mode)
+{
+	struct gso_test_cfg c = { .mode = mode, .mtu = 1500, .ttl = 64 };
+	struct stream st = { .total = STREAM_LEN };
+	const char *stat = mode == GSO_TEST_TX ? "xdp_tx" : "xdp_redirect";
+	struct three t;
+	long long sent;
+
+	if (!have_series())
+		return;
+	if (!three_up(&t, tag, id))
+		goto out;
+	c.ifindex = t.xs.ifindex[0];
+	memcpy(c.dmac, t.xs.mac[1], 6);
+	memcpy(c.smac, t.xs.mac[0], 6);
+	t.s = prog_open(&c, true);
+	if (!t.s || !ASSERT_OK(xdp_set(t.ns[1], "vX", prog_fd(t.s)), "attach"))
+		goto out;
+	st.cns = t.ns[0];
+	st.sns = t.ns[2];
+	st.sip = t.xs.ip4[1];
+	if (!stream_ok(&st))
+		goto out;
+	expect_superframes(t.s, 1500);
+	ASSERT_GT(count_of(t.s, GSO_CNT_ACTED), 0, "superframes sent out by the program");
+	ASSERT_EQ(verdicts(t.s, mode == GSO_TEST_TX ? XDP_TX : XDP_REDIRECT),
+		  count_of(t.s, GSO_CNT_ACTED), "verdicts counted");
+	/* the driver counts each segment it sent */
+	sent = veth_stat(t.ns[1], "vX", stat);
+	if (test__verbose())
+		printf("  %llu superframes -> %lld frames (%s)\n",
+		       (unsigned long long)count_of(t.s, GSO_CNT_ACTED), sent, stat);
+	ASSERT_GT(sent, (long long)count_of(t.s, GSO_CNT_ACTED), "segments counted by veth");
+	ASSERT_LE(veth_stat(t.ns[1], "vX", "drops"), 0, "no rx drops on vX");
+out:
+	three_down(&t);
+}
+
+/* --- the tests ------------------------------------------------------------- */
+
+/* The program itself, run with BPF_PROG_TEST_RUN on a 9000-byte TCP frame:
+ * needs no series, checks what the live tests rely on.
+ */
+static void prog_modes(void)
+{
+	static uint8_t frame[16384], ref[16384];
+	struct gso_test_cfg c = { .mtu = 1500, .trim = 1000 };
+	struct pkt_spec sp = { .ipver = 4, .l4 = PKT_TCP, .sport = 1000, .dport = 80,
+			       .len = 9000 };
+	struct xdp_gso_test_bpf *s;
+	uint32_t len;
+	int ret;
+
+	pkt_parse_ip("198.18.0.1", &sp.src);
+	pkt_parse_ip("198.18.0.2", &sp.dst);
+	len = pkt_build(ref, sizeof(ref), &sp);
+
+	c.mode = GSO_TEST_PUSH_TAG;
+	s = prog_open(&c, true);
+	if (!s)
+		return;
+	memcpy(frame, ref, len);
+	ret = prog_run(s->progs.xdp_gso_test_frags, frame, &len, sizeof(frame), 2048);
+	ASSERT_EQ(ret, XDP_PASS, "push_tag verdict");
+	ASSERT_EQ(len, 9004, "push_tag length");
+	ASSERT_EQ(frame[12] << 8 | frame[13], 0x8100, "tag type");
+	ASSERT_EQ(frame[16] << 8 | frame[17], 0x0800, "inner type");
+	ASSERT_OK(memcmp(frame + 18, ref + 14, 9000 - 14), "packet untouched");
+	ASSERT_EQ(count_of(s, GSO_CNT_BIG), 1, "superframe counted");
+	ASSERT_EQ(count_of(s, GSO_CNT_MULTIBUF), 1, "multi-buffer counted");
+	xdp_gso_test_bpf__destroy(s);
+
+	c.mode = GSO_TEST_TRIM;
+	s = prog_open(&c, true);
+	if (!s)
+		return;
+	len = 9000;
+	memcpy(frame, ref, len);
+	ret = prog_run(s->progs.xdp_gso_test_frags, frame, &len, sizeof(frame), 2048);
+	ASSERT_EQ(ret, XDP_PASS, "trim verdict");
+	ASSERT_EQ(len, 8000, "trim length");
+	ASSERT_EQ(frame[16] << 8 | frame[17], 8000 - 14, "IP total length");
+	{
+		/* the IP header checksum still sums to zero */
+		uint32_t sum = 0;
+
+		for (int i = 0; i < 20; i += 2)
+			sum += frame[14 + i] << 8 | frame[15 + i];
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		ASSERT_EQ(sum, 0xffff, "IP header checksum");
+	}
+	ASSERT_OK(memcmp(frame + 54, ref + 54, 8000 - 54), "payload kept");
+	ASSERT_EQ(count_of(s, GSO_CNT_CHANGED), 1, "change counted");
+	xdp_gso_test_bpf__destroy(s);
+}
+
+TEST(veth_gso)
+{
+	if (test__start_subtest("prog_modes"))
+		prog_modes();
+
+	/* TSO on the peer: kept for frags programs, off for the others. */
+	if (test__start_subtest("peer_features") && have_series()) {
+		struct xdp_gso_test_bpf *f = prog_open(&pass_cfg, true);
+		struct xdp_gso_test_bpf *p = prog_open(&pass_cfg, false);
+		struct veth_pair vp;
+		const char *ns, *dev;
+
+		if (!f || !p || !ASSERT_OK(veth_pair_add(&vp, "gsofeat", NET_ID, 0), "veth pair"))
+			goto feat_out;
+		ns = vp.ns[0];
+		dev = vp.ifname[0];
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GTSO), 1, "TSO without XDP");
+		ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], prog_fd(f)), "attach frags");
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GTSO), 1, "TSO with a frags program");
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GGSO), 1, "GSO with a frags program");
+		sh_out(text, sizeof(text), "ip netns exec %s ethtool -k %s", ns, dev);
+		ASSERT_STRSTR(text, "tx-gso-list: off", "fraglist GSO off with a frags program");
+		ASSERT_STRSTR(text, "tx-udp-segmentation: on", "USO on with a frags program");
+		ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], prog_fd(p)), "replace by non-frags");
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GTSO), 0, "TSO with a non-frags program");
+		ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], prog_fd(f)), "replace by frags");
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GTSO), 1, "TSO back with a frags program");
+		ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], -1), "detach");
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GTSO), 1, "TSO after detach");
+		ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], prog_fd(p)), "attach non-frags");
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GTSO), 0, "TSO off with a non-frags program");
+		ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], -1), "detach non-frags");
+		ASSERT_EQ(eth_flag(ns, dev, ETHTOOL_GTSO), 1, "TSO back after detach");
+		sh_out(text, sizeof(text), "ip netns exec %s ethtool -k %s", ns, dev);
+		ASSERT_STRSTR(text, "tx-gso-list: on", "fraglist GSO back after detach");
+		veth_pair_del(&vp);
+feat_out:
+		xdp_gso_test_bpf__destroy(f);
+		xdp_gso_test_bpf__destroy(p);
+	}
+
+	if (test__start_subtest("pass_mtu1500"))
+		pass_stream("gso15", NET_ID + 1, 1500, 0, false);
+	if (test__start_subtest("pass_mtu8000"))
+		pass_stream("gso80", NET_ID + 2, 8000, 0, false);
+	if (test__start_subtest("pass_gro_on"))
+		pass_stream("gsogro", NET_ID + 3, 1500, 1, false);
+	if (test__start_subtest("pass_ipv6"))
+		pass_stream("gso6", NET_ID + 4, 1500, 0, true);
+
+	/* bpf_xdp_adjust_head() on every frame, superframes included */
+	if (test__start_subtest("adjust_head") && have_series()) {
+		struct gso_test_cfg c = { .mode = GSO_TEST_PUSH_TAG };
+		struct stream st = { .total = STREAM_LEN };
+		struct gso_pair g;
+
+		if (pair_up(&g, "gsohead", NET_ID + 5, 0, &c, 0)) {
+			st.cns = g.vp.ns[0];
+			st.sns = g.vp.ns[1];
+			st.sip = g.vp.ip4[1];
+			if (stream_ok(&st)) {
+				expect_superframes(g.s, 1500);
+				ASSERT_GE(count_of(g.s, GSO_CNT_CHANGED), count_of(g.s, GSO_CNT_BIG),
+					  "superframes re-framed");
+			}
+		}
+		pair_down(&g);
+	}
+
+	/* bpf_xdp_adjust_tail(): superframes lose the end of their payload,
+	 * with IP length and checksums fixed; TCP sends those bytes again.
+	 */
+	if (test__start_subtest("adjust_tail") && have_series()) {
+		struct gso_test_cfg c = { .mode = GSO_TEST_TRIM, .trim = 1000 };
+		struct stream st = { .total = STREAM_LEN / 4 };
+		struct gso_pair g;
+
+		if (pair_up(&g, "gsotail", NET_ID + 6, 0, &c, 1)) {
+			st.cns = g.vp.ns[0];
+			st.sns = g.vp.ns[1];
+			st.sip = g.vp.ip4[1];
+			if (stream_ok(&st)) {
+				expect_superframes(g.s, 1500);
+				ASSERT_GT(count_of(g.s, GSO_CNT_CHANGED), 0, "superframes trimmed");
+			}
+		}
+		pair_down(&g);
+	}
+
+	if (test__start_subtest("xdp_tx"))
+		three_stream("gsotx", NET_ID + 10, GSO_TEST_TX);
+	if (test__start_subtest("xdp_redirect"))
+		three_stream("gsored", NET_ID + 12, GSO_TEST_REDIRECT);
+
+	/* XDP_DROP of a few superframes: counted once each, TCP recovers. */
+	if (test__start_subtest("drop") && have_series()) {
+		struct gso_test_cfg c = { .mode = GSO_TEST_DROP_FIRST, .drop = 3 };
+		struct stream st = { .total = STREAM_LEN / 4 };
+		struct gso_pair g;
+
+		if (pair_up(&g, "gsodrop", NET_ID + 7, 0, &c, -1)) {
+			st.cns = g.vp.ns[0];
+			st.sns = g.vp.ns[1];
+			st.sip = g.vp.ip4[1];
+			if (stream_ok(&st)) {
+				ASSERT_EQ(verdicts(g.s, XDP_DROP), 3, "drop verdicts");
+				ASSERT_EQ(veth_stat(g.vp.ns[1], g.vp.ifname[1], "xdp_drops"), 3,
+					  "veth xdp_drops");
+			}
+		}
+		pair_down(&g);
+	}
+
+	/* Programs come and go, frags or not, while TCP runs. */
+	if (test__start_subtest("attach_detach") && have_series()) {
+		struct xdp_gso_test_bpf *p = prog_open(&pass_cfg, false);
+		struct stream st = { .total = STREAM_LEN * 2 };
+		struct toggler t = {};
+		struct gso_pair g;
+
+		if (p && pair_up(&g, "gsoflip", NET_ID + 8, 0, &pass_cfg, -1)) {
+			t.ns = g.vp.ns[1];
+			t.ifname = g.vp.ifname[1];
+			t.fd_frags = prog_fd(g.s);
+			t.fd_plain = prog_fd(p);
+			st.cns = g.vp.ns[0];
+			st.sns = g.vp.ns[1];
+			st.sip = g.vp.ip4[1];
+			st.hook = toggle;
+			st.arg = &t;
+			stream_ok(&st);
+			ASSERT_GE(t.step, 6, "program changes during the stream");
+			ASSERT_EQ(t.errors, 0, "attach/detach errors");
+		}
+		pair_down(&g);
+		xdp_gso_test_bpf__destroy(p);
+	}
+
+	/* BIG TCP: superframes longer than one xdp_buff can hold are cut
+	 * before the program; the stream stays whole.
+	 */
+	if (test__start_subtest("big_tcp") && have_series()) {
+		struct stream st = { .total = STREAM_LEN };
+		struct gso_pair g;
+
+		if (pair_up(&g, "gsobig", NET_ID + 9, 0, &pass_cfg, 1) &&
+		    ASSERT_OK(sh("ip -n %s link set %s gso_max_size 185000", g.vp.ns[0],
+				 g.vp.ifname[0]), "gso_max_size 185000") &&
+		    ASSERT_OK(sh("ip -n %s link set %s gro_max_size 185000", g.vp.ns[1],
+				 g.vp.ifname[1]), "gro_max_size 185000")) {
+			st.cns = g.vp.ns[0];
+			st.sns = g.vp.ns[1];
+			st.sip = g.vp.ip6[1];
+			if (stream_ok(&st)) {
+				expect_superframes(g.s, 1500);
+				ASSERT_LE(max_of(g.s, GSO_CNT_MAX_LEN), 65535 + 14 + 40,
+					  "no frame beyond one xdp_buff");
+			}
+		}
+		pair_down(&g);
+	}
+}
