@@ -87,9 +87,9 @@ arm64)
 esac
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
 
-append="console=$console $root_opts init=$init panic=-1 printk.time=1 mitigations=off xdplab_run=$run"
+append="console=$console $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
 # With an initramfs its /init mounts the 9p root and execs our init.
-[ -z "$initrd" ] || append="console=$console $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off xdplab_run=$run"
+[ -z "$initrd" ] || append="console=$console $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
 
 qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -no-user-config -no-reboot -display none

@@ -151,4 +151,4 @@ build_and_copy() {
 }
 # One lock per source tree: the DEBUG and plain builds share its worktree.
 with_lock "$cache/build/$treekey.lock" build_and_copy "${1:-}"
-echo "${1:+$1/$(basename "$image")}${1:-$bdir/$image}"
+if [ -n "${1:-}" ]; then echo "$1/$(basename "$image")"; else echo "$bdir/$image"; fi
