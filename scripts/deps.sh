@@ -14,7 +14,7 @@ base=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config ip
       python3 kmod)
 vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
     libssl-dev libelf-dev dwarves cpio xz-utils rsync busybox-static
-    gcc-aarch64-linux-gnu git kmod)
+    gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu git kmod)
 bench=(gnuplot-nox)
 
 want=()
