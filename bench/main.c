@@ -151,8 +151,8 @@ int scen_secs(const struct scen *s)
 enum { OPT_NO_PLOT = 0x100, OPT_PORT, OPT_LIST };
 
 static const struct argp_option options[] = {
-	{ "quick", 'q', NULL, 0, "quick mode: 3 rounds of short samples (under 3 minutes)", 0 },
-	{ "repeat", 'r', "N", 0, "samples of each point (default 5, quick 3)", 0 },
+	{ "quick", 'q', NULL, 0, "quick mode: 2 rounds of short samples (under 3 minutes)", 0 },
+	{ "repeat", 'r', "N", 0, "samples of each point (default 5, quick 2)", 0 },
 	{ "duration", 'd', "SECS", 0, "seconds a sample (default: each scenario's own)", 0 },
 	{ "point", 'p', "GLOB", 0, "only points whose id matches (with their baselines); "
 	  "repeatable, see --list", 0 },
@@ -446,7 +446,7 @@ int main(int argc, char **argv)
 	argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	fill_paths(argv[0]);
 	if (!opt.repeat_set && bench.quick)
-		bench.repeat = 3;
+		bench.repeat = 2;
 	for (int i = 0; i < argc; i++)
 		snprintf(argv_line + strlen(argv_line), sizeof(argv_line) - strlen(argv_line),
 			 "%s%s", i ? " " : "", argv[i]);
