@@ -1,0 +1,707 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The Cadence GEM under XDP (issue #8, kernel-patches/macb/), on the
+ * emulated board of `make vmtest ARCH=arm64` (QEMU -M xlnx-versal-virt),
+ * whose GEM's other end is a tap on the host:
+ *
+ *	guest: GEM (macb) <-- QEMU --> host: tap (XDPLAB_GEM_PEER)
+ *
+ * The peer answers pings, so traffic that crosses the GEM both ways is
+ * ping traffic, of 64, 1500 and jumbo sizes. The xdplab CLI attaches its
+ * programs in native mode; the driver's per-queue counters (ethtool -S,
+ * read with SIOCETHTOOL) say what the driver did: XDP verdicts,
+ * multi-descriptor frames, broken descriptor chains.
+ *
+ *	XDPLAB_GEM_IF	the GEM (default: the first interface bound to macb)
+ *	XDPLAB_GEM_PEER	IPv4 address of the tap on the host; the traffic
+ *			tests skip without it
+ *
+ * Everything skips, saying why, where no interface is bound to macb (the
+ * host, the x86 guest); the XDP tests skip on a stock kernel, whose macb
+ * has no XDP.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/ethtool.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+
+#include "cli.h"
+#include "netns.h"
+#include "test.h"
+
+#define JUMBO_MTU 9000
+#define CYCLES 5
+
+static char out[65536];
+
+/* ---- finding the GEM ---- */
+
+static bool macb_find(char ifname[IF_NAMESIZE], char *why, size_t len)
+{
+	const char *env = getenv("XDPLAB_GEM_IF");
+	char path[PATH_MAX], link[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (env && *env) {
+		snprintf(ifname, IF_NAMESIZE, "%.*s", IF_NAMESIZE - 1, env);
+		return true;
+	}
+	d = opendir("/sys/class/net");
+	if (!d) {
+		snprintf(why, len, "no /sys/class/net");
+		return false;
+	}
+	while ((de = readdir(d))) {
+		ssize_t n;
+		const char *base;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/device/driver", de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		base = strrchr(link, '/');
+		if (!strcmp(base ? base + 1 : link, "macb")) {
+			snprintf(ifname, IF_NAMESIZE, "%.*s", IF_NAMESIZE - 1, de->d_name);
+			closedir(d);
+			return true;
+		}
+	}
+	closedir(d);
+	snprintf(why, len, "no interface bound to macb here (needs the GEM board: make vmtest ARCH=arm64)");
+	return false;
+}
+
+static const char *macb_peer(void)
+{
+	const char *p = getenv("XDPLAB_GEM_PEER");
+
+	return p && *p ? p : NULL;
+}
+
+/* The GEM and its peer, or skips saying which is missing */
+static bool gem_and_peer(char ifname[IF_NAMESIZE], const char *peer)
+{
+	char why[160];
+
+	if (!macb_find(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return false;
+	}
+	if (!peer) {
+		test__skip("XDPLAB_GEM_PEER unset (the address of the GEM's peer, the tap on the host)");
+		return false;
+	}
+	return true;
+}
+
+/* ---- the driver's counters, through SIOCETHTOOL ---- */
+
+struct estats {
+	unsigned int n;
+	char (*names)[ETH_GSTRING_LEN];
+	uint64_t *vals;
+};
+
+static void estats_free(struct estats *s)
+{
+	free(s->names);
+	free(s->vals);
+	memset(s, 0, sizeof(*s));
+}
+
+static int ethtool_ioctl(const char *ifname, void *cmd)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = cmd;
+	ret = ioctl(fd, SIOCETHTOOL, &ifr);
+	close(fd);
+	return ret;
+}
+
+static int estats_read(const char *ifname, struct estats *s)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t len;
+	} info = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ULL << ETH_SS_STATS } };
+	struct ethtool_gstrings *gs = NULL;
+	struct ethtool_stats *st = NULL;
+	int ret = -1;
+
+	memset(s, 0, sizeof(*s));
+	if (ethtool_ioctl(ifname, &info) || !info.hdr.sset_mask)
+		return -1;
+	s->n = info.len;
+	gs = calloc(1, sizeof(*gs) + s->n * ETH_GSTRING_LEN);
+	st = calloc(1, sizeof(*st) + s->n * sizeof(uint64_t));
+	s->names = calloc(s->n, ETH_GSTRING_LEN);
+	s->vals = calloc(s->n, sizeof(uint64_t));
+	if (!gs || !st || !s->names || !s->vals)
+		goto out;
+	gs->cmd = ETHTOOL_GSTRINGS;
+	gs->string_set = ETH_SS_STATS;
+	gs->len = s->n;
+	st->cmd = ETHTOOL_GSTATS;
+	st->n_stats = s->n;
+	if (ethtool_ioctl(ifname, gs) || ethtool_ioctl(ifname, st))
+		goto out;
+	memcpy(s->names, gs->data, s->n * ETH_GSTRING_LEN);
+	memcpy(s->vals, st->data, s->n * sizeof(uint64_t));
+	ret = 0;
+out:
+	free(gs);
+	free(st);
+	if (ret)
+		estats_free(s);
+	return ret;
+}
+
+/* The sum of q<N>_<name> over the queues; -1 if the driver has no such
+ * counter (a stock kernel).
+ */
+static long long estat_sum(const struct estats *s, const char *name)
+{
+	long long sum = -1;
+
+	for (unsigned int i = 0; i < s->n; i++) {
+		const char *u = s->names[i][0] == 'q' ? strchr(s->names[i], '_') : NULL;
+
+		if (u && !strncmp(u + 1, name, ETH_GSTRING_LEN - (u + 1 - s->names[i])))
+			sum = (sum < 0 ? 0 : sum) + (long long)s->vals[i];
+	}
+	return sum;
+}
+
+/* How much a counter grew between two reads */
+static long long estat_delta(const struct estats *a, const struct estats *b, const char *name)
+{
+	long long x = estat_sum(a, name), y = estat_sum(b, name);
+
+	return x < 0 || y < 0 ? -1 : y - x;
+}
+
+/* ---- page pools, from the netdev netlink family ---- */
+
+#define NETDEV_CMD_PAGE_POOL_GET	5
+#define NETDEV_A_PAGE_POOL_IFINDEX	2
+#define NETDEV_A_PAGE_POOL_INFLIGHT	4
+#define NETDEV_A_PAGE_POOL_DETACH_TIME	6
+
+struct pools {
+	int n;			/* pools of the interface */
+	int detached;		/* destroyed, but with pages still out */
+	unsigned long long inflight;
+};
+
+static int genl_family_id(int sk, const char *name)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct genlmsghdr gh;
+		char attrs[64];
+	} r = { .nh = { .nlmsg_type = GENL_ID_CTRL, .nlmsg_flags = NLM_F_REQUEST },
+		.gh = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 } };
+	struct nlattr *a = (void *)r.attrs;
+	static char buf[8192];
+	struct nlmsghdr *nh = (void *)buf;
+	ssize_t n;
+
+	a->nla_type = CTRL_ATTR_FAMILY_NAME;
+	a->nla_len = NLA_HDRLEN + strlen(name) + 1;
+	strcpy((char *)a + NLA_HDRLEN, name);
+	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) + NLA_ALIGN(a->nla_len);
+	if (send(sk, &r, r.nh.nlmsg_len, 0) < 0 || (n = recv(sk, buf, sizeof(buf), 0)) < 0)
+		return -1;
+	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
+		return -1;
+	for (char *p = (char *)NLMSG_DATA(nh) + GENL_HDRLEN; p + NLA_HDRLEN <= buf + nh->nlmsg_len;) {
+		struct nlattr *x = (void *)p;
+
+		if (x->nla_len < NLA_HDRLEN)
+			break;
+		if (x->nla_type == CTRL_ATTR_FAMILY_ID)
+			return *(uint16_t *)((char *)x + NLA_HDRLEN);
+		p += NLA_ALIGN(x->nla_len);
+	}
+	return -1;
+}
+
+/* The page pools of ifindex. Returns 0, or -1 without the netlink API. */
+static int pools_read(int ifindex, struct pools *pl)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct genlmsghdr gh;
+	} r = { .nh = { .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+			.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) },
+		.gh = { .cmd = NETDEV_CMD_PAGE_POOL_GET, .version = 1 } };
+	static char buf[65536];
+	int sk, fam, ret = -1;
+	bool done = false;
+
+	memset(pl, 0, sizeof(*pl));
+	sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (sk < 0)
+		return -1;
+	fam = genl_family_id(sk, "netdev");
+	if (fam < 0)
+		goto out;
+	r.nh.nlmsg_type = fam;
+	if (send(sk, &r, r.nh.nlmsg_len, 0) < 0)
+		goto out;
+	while (!done) {
+		ssize_t n = recv(sk, buf, sizeof(buf), 0);
+		struct nlmsghdr *nh = (void *)buf;
+
+		if (n <= 0)
+			goto out;
+		for (; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+			const char *p = (char *)NLMSG_DATA(nh) + GENL_HDRLEN;
+			const char *end = (char *)nh + nh->nlmsg_len;
+			unsigned long long inflight = 0;
+			bool detached = false;
+			int ifi = 0;
+
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				if (((struct nlmsgerr *)NLMSG_DATA(nh))->error)
+					goto out;
+				continue;
+			}
+			while (p + NLA_HDRLEN <= end) {
+				const struct nlattr *a = (const void *)p;
+				const char *d = p + NLA_HDRLEN;
+				unsigned long long v;
+
+				if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+					break;
+				v = a->nla_len - NLA_HDRLEN == 4 ? *(uint32_t *)d : *(uint64_t *)d;
+				switch (a->nla_type & NLA_TYPE_MASK) {
+				case NETDEV_A_PAGE_POOL_IFINDEX:
+					ifi = v;
+					break;
+				case NETDEV_A_PAGE_POOL_INFLIGHT:
+					inflight = v;
+					break;
+				case NETDEV_A_PAGE_POOL_DETACH_TIME:
+					detached = true;
+					break;
+				}
+				p += NLA_ALIGN(a->nla_len);
+			}
+			if (ifi != ifindex)
+				continue;
+			pl->n++;
+			pl->detached += detached;
+			pl->inflight += inflight;
+		}
+	}
+	ret = 0;
+out:
+	close(sk);
+	return ret;
+}
+
+/* ---- traffic ---- */
+
+/* count pings of size bytes of ICMP payload to the peer, interval
+ * seconds apart; 0 when replies came back.
+ */
+static int ping_peer(const char *ifname, const char *peer, int size, int count, const char *interval)
+{
+	return sh("ping -q -I %s -c %d -i %s -W 2 -s %d %s", ifname, count, interval, size, peer);
+}
+
+/* What `xdplab status` says the driver can do, e.g. "BASIC REDIRECT ..." */
+static int xdp_features(const char *ifname, char *feat, size_t len)
+{
+	char cmd[256], *p, *q;
+
+	snprintf(cmd, sizeof(cmd), "%s status %s --json", test__path("xdplab"), ifname);
+	if (sh_out(out, sizeof(out), "%s", cmd))
+		return -1;
+	p = strstr(out, "\"xdp_features\":\"");
+	if (!p)
+		return -1;
+	p += strlen("\"xdp_features\":\"");
+	q = strchr(p, '"');
+	snprintf(feat, len, "%.*s", q ? (int)(q - p) : 0, p);
+	return 0;
+}
+
+static bool has_xdp(const char *ifname, char *why, size_t len)
+{
+	char feat[160] = "";
+
+	if (xdp_features(ifname, feat, sizeof(feat)) || !strstr(feat, "BASIC")) {
+		snprintf(why, len, "%s has no native XDP (stock macb, kernel without kernel-patches/macb)", ifname);
+		return false;
+	}
+	return true;
+}
+
+static int set_mtu(const char *ifname, int mtu)
+{
+	return sh("ip link set %s down && ip link set %s mtu %d && ip link set %s up", ifname, ifname,
+		  mtu, ifname);
+}
+
+static int wait_carrier(const char *ifname, double timeout)
+{
+	char path[128], c = '0';
+	double end = now_secs() + timeout;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier", ifname);
+	while (now_secs() < end) {
+		FILE *f = fopen(path, "r");
+
+		if (f) {
+			c = fgetc(f);
+			fclose(f);
+		}
+		if (c == '1')
+			return 0;
+		usleep(100000);
+	}
+	return -1;
+}
+
+/* Attach `xdplab ARGS` in the background and wait for it */
+static bool cli_attach(struct cli_bg *bg, const char *ifname, const char *args)
+{
+	if (!ASSERT_OK(cli_start(bg, NULL, args), "start xdplab"))
+		return false;
+	if (!ASSERT_OK(cli_wait_attached(bg, NULL, ifname, 20), "program attached")) {
+		cli_stop(bg, SIGKILL, 5, out, sizeof(out));
+		fprintf(stdout, "%s", out);
+		return false;
+	}
+	return true;
+}
+
+static bool cli_detach(struct cli_bg *bg, const char *ifname)
+{
+	int st = cli_stop(bg, SIGINT, 10, out, sizeof(out));
+
+	if (!ASSERT_EQ(st, 0, "xdplab exit status"))
+		fprintf(stdout, "%s", out);
+	return ASSERT_EQ(xdp_prog_id(NULL, ifname), 0, "detached") && st == 0;
+}
+
+/* ---- tests ---- */
+
+/* The series advertises what it does; stock macb advertises nothing. */
+TEST(macb_xdp_features)
+{
+	char ifname[IF_NAMESIZE], why[160], feat[160] = "";
+
+	if (!macb_find(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	if (!ASSERT_OK(xdp_features(ifname, feat, sizeof(feat)), "xdplab status"))
+		return;
+	if (test__verbose())
+		printf("%s: %s\n", ifname, feat);
+	if (!*feat) {
+		test__skip("%s advertises no XDP (stock macb)", ifname);
+		return;
+	}
+	ASSERT_STRSTR(feat, "BASIC REDIRECT NDO_XMIT", "basic, redirect, ndo_xmit");
+	ASSERT_STRSTR(feat, "RX_SG NDO_XMIT_SG", "multi-buffer");
+}
+
+/* 64, 1500 and jumbo frames both ways, intact (ping checks the payload);
+ * with the series, a jumbo frame spans descriptors and is counted so.
+ */
+TEST(macb_frame_sizes)
+{
+	static const int sizes[] = { 18, 1472, JUMBO_MTU - 28 };
+	static const char *const names[] = { "64", "1500", "jumbo" };
+	char ifname[IF_NAMESIZE];
+	const char *peer = macb_peer();
+	struct estats a, b;
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	if (set_mtu(ifname, JUMBO_MTU) || wait_carrier(ifname, 10)) {
+		test__skip("%s: MTU %d refused or no carrier", ifname, JUMBO_MTU);
+		return;
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		if (!test__start_subtest(names[i]))
+			continue;
+		if (estats_read(ifname, &a))
+			memset(&a, 0, sizeof(a));
+		ASSERT_OK(ping_peer(ifname, peer, sizes[i], 5, "0.2"), "ping replies");
+		if (!estats_read(ifname, &b)) {
+			long long md = estat_delta(&a, &b, "rx_multi_desc");
+
+			if (md >= 0 && i == 2)
+				ASSERT_GE(md, 5, "multi-descriptor frames");
+			else if (md >= 0)
+				ASSERT_EQ(md, 0, "single-descriptor frames");
+			ASSERT_LE(estat_delta(&a, &b, "rx_bad_chain"), 0, "no broken chains");
+		}
+		estats_free(&a);
+		estats_free(&b);
+	}
+	set_mtu(ifname, 1500);
+	wait_carrier(ifname, 10);
+}
+
+/* Every verdict with the xdplab programs in native mode: pass lets the
+ * replies through, drop and tx take them (tx sends them back to the
+ * peer, which sees them on its tap), each counted by the driver.
+ */
+TEST(macb_xdp_verdicts)
+{
+	static const struct {
+		const char *name, *args, *stat;
+		bool replies;
+	} v[] = {
+		{ "pass", "pass %s --no-frags --json -q", "xdp_pass", true },
+		{ "drop", "drop %s --proto icmp --json -q", "xdp_drop", false },
+		{ "tx", "tx %s --proto icmp --json -q", "xdp_tx", false },
+		{ "pass_frags", "pass %s --frags --json -q", "xdp_pass", true },
+	};
+	char ifname[IF_NAMESIZE], why[160], args[128];
+	const char *peer = macb_peer();
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	if (!has_xdp(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	wait_carrier(ifname, 10);
+	for (unsigned int i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct estats a, b;
+		struct cli_bg bg;
+		int st;
+
+		if (!test__start_subtest(v[i].name))
+			continue;
+		snprintf(args, sizeof(args), v[i].args, ifname);
+		if (!cli_attach(&bg, ifname, args))
+			continue;
+		/* the reopen on attach takes the link down and up */
+		wait_carrier(ifname, 10);
+		estats_read(ifname, &a);
+		st = ping_peer(ifname, peer, 56, 10, "0.1");
+		estats_read(ifname, &b);
+		if (v[i].replies)
+			ASSERT_OK(st, "ping replies");
+		else
+			ASSERT_NEQ(st, 0, "no ping replies");
+		ASSERT_GE(estat_delta(&a, &b, v[i].stat), 10, v[i].stat);
+		estats_free(&a);
+		estats_free(&b);
+		cli_detach(&bg, ifname);
+		wait_carrier(ifname, 10);
+	}
+}
+
+/* GEM -> veth: replies redirected into a veth pair whose far end counts
+ * them; veth -> GEM: frames sent into the veth are redirected out of the
+ * GEM (ndo_xdp_xmit) and answered by the peer.
+ */
+TEST(macb_xdp_redirect)
+{
+	char ifname[IF_NAMESIZE], why[160], args[160];
+	const char *peer = macb_peer();
+	struct veth_pair vp;
+	struct estats a = { 0 }, b = { 0 };
+	struct cli_bg bg, bg2;
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	if (!has_xdp(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	/* one end of the pair here, beside the GEM; the other in a namespace */
+	if (!ASSERT_OK(veth_pair_add(&vp, "gemrd", 40, 0), "veth pair"))
+		return;
+	if (!ASSERT_OK(sh("ip -n %s link set %s netns 1 && ip link set %s up", vp.ns[0], vp.ifname[0],
+			  vp.ifname[0]), "veth end beside the GEM"))
+		goto out;
+
+	if (test__start_subtest("gem_to_veth")) {
+		/* the far end counts what arrives (a veth drops redirected
+		 * frames unless its peer has a program)
+		 */
+		snprintf(args, sizeof(args), "pass %s --json -q", vp.ifname[1]);
+		if (!ASSERT_OK(cli_start(&bg2, vp.ns[1], args), "far end program")) {
+			;
+		} else if (cli_wait_attached(&bg2, vp.ns[1], vp.ifname[1], 20) == 0) {
+			snprintf(args, sizeof(args), "redirect %s %s --proto icmp --json -q", ifname,
+				 vp.ifname[0]);
+			if (cli_attach(&bg, ifname, args)) {
+				wait_carrier(ifname, 10);
+				estats_read(ifname, &a);
+				ASSERT_NEQ(ping_peer(ifname, peer, 56, 10, "0.1"), 0,
+					   "replies went to the veth");
+				estats_read(ifname, &b);
+				ASSERT_GE(estat_delta(&a, &b, "xdp_redirect"), 10, "xdp_redirect");
+				cli_detach(&bg, ifname);
+			}
+			cli_stop(&bg2, SIGINT, 10, out, sizeof(out));
+			ASSERT_GE(json_num(out, "\"summary\"", "pass"), 10, "frames at the far end");
+		} else {
+			cli_stop(&bg2, SIGKILL, 5, out, sizeof(out));
+			ASSERT_TRUE(false, "program on the far end");
+		}
+		wait_carrier(ifname, 10);
+	}
+
+	if (test__start_subtest("veth_to_gem")) {
+		/* pings from the namespace, towards the peer's address and
+		 * MAC, leave through the GEM by a redirect on the veth end
+		 * beside it (the answers, to an address the peer has no
+		 * route to, do not matter)
+		 */
+		char mac[32] = "";
+
+		ping_peer(ifname, peer, 56, 1, "0.2");
+		sh_out(mac, sizeof(mac), "ip neigh show %s dev %s | awk '{for (i = 1; i < NF; i++) "
+		       "if ($i == \"lladdr\") printf \"%%s\", $(i + 1)}'", peer, ifname);
+		ASSERT_OK(sh("ip -n %s route add %s/32 dev %s && ip -n %s neigh replace %s lladdr %s dev %s",
+			     vp.ns[1], peer, vp.ifname[1], vp.ns[1], peer,
+			     *mac ? mac : "ff:ff:ff:ff:ff:ff", vp.ifname[1]), "route to the peer");
+		snprintf(args, sizeof(args), "redirect %s %s --proto icmp --json -q", vp.ifname[0],
+			 ifname);
+		if (cli_attach(&bg, vp.ifname[0], args)) {
+			estats_free(&a);
+			estats_free(&b);
+			estats_read(ifname, &a);
+			sh("ip netns exec %s ping -q -c 10 -i 0.1 -W 1 %s", vp.ns[1], peer);
+			estats_read(ifname, &b);
+			ASSERT_GE(estat_delta(&a, &b, "xdp_xmit"), 10, "xdp_xmit");
+			ASSERT_LE(estat_delta(&a, &b, "xdp_xmit_err"), 0, "xdp_xmit_err");
+			cli_detach(&bg, vp.ifname[0]);
+		}
+	}
+	estats_free(&a);
+	estats_free(&b);
+out:
+	sh("ip link del %s 2>/dev/null", vp.ifname[0]);
+	veth_pair_del(&vp);
+}
+
+/* ifdown/ifup and attach/detach cycles under traffic; afterwards the
+ * interface has one pool per RX queue, none destroyed with pages out, and
+ * the link works.
+ */
+TEST(macb_cycles)
+{
+	char ifname[IF_NAMESIZE], args[128];
+	const char *peer = macb_peer();
+	struct pools before, after;
+	struct cli_bg bg, ping;
+	int ifindex;
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	ifindex = if_nametoindex(ifname);
+	if (pools_read(ifindex, &before) || !before.n) {
+		test__skip("%s has no page pools (stock macb, or no page-pool netlink API)", ifname);
+		return;
+	}
+	/* traffic all along: a ping flood in the background */
+	ping.pid = fork();
+	if (ping.pid == 0) {
+		execlp("sh", "sh", "-c", "exec ping -q -i 0.002 -w 120 -s 1400 \"$0\" >/dev/null 2>&1",
+		       peer, (char *)NULL);
+		_exit(127);
+	}
+	if (test__start_subtest("ifdown_ifup")) {
+		for (int i = 0; i < CYCLES; i++) {
+			ASSERT_OK(sh("ip link set %s down && ip link set %s up", ifname, ifname),
+				  "down/up");
+			wait_carrier(ifname, 10);
+			usleep(300000);
+		}
+	}
+	if (test__start_subtest("attach_detach")) {
+		snprintf(args, sizeof(args), "tx %s --proto udp --port 9 --json -q", ifname);
+		for (int i = 0; i < CYCLES; i++) {
+			if (!cli_attach(&bg, ifname, args))
+				break;
+			usleep(300000);
+			if (!cli_detach(&bg, ifname))
+				break;
+		}
+		wait_carrier(ifname, 10);
+	}
+	if (ping.pid > 0) {
+		kill(ping.pid, SIGINT);
+		waitpid(ping.pid, NULL, 0);
+	}
+	if (test__start_subtest("pools")) {
+		/* a destroyed pool goes once its last page is back */
+		for (int i = 0; i < 50; i++) {
+			if (pools_read(ifindex, &after) == 0 && !after.detached)
+				break;
+			usleep(100000);
+		}
+		ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight");
+		ASSERT_EQ(after.n, before.n, "one pool per RX queue");
+		ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "link works afterwards");
+	}
+}
+
+/* A program without frags support is refused above the one-buffer MTU,
+ * with the reason.
+ */
+TEST(macb_xdp_mtu_limit)
+{
+	char ifname[IF_NAMESIZE], why[160], cmd[256];
+	int st;
+
+	if (!macb_find(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	if (!has_xdp(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	if (set_mtu(ifname, JUMBO_MTU)) {
+		test__skip("%s: MTU %d refused", ifname, JUMBO_MTU);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "%s pass %s --no-frags -d 1 -q 2>&1", test__path("xdplab"), ifname);
+	st = sh_out(out, sizeof(out), "%s", cmd);
+	ASSERT_NEQ(st, 0, "linear-only program refused");
+	ASSERT_STRSTR(out, "too large for an XDP program without fragments support", "extack");
+	snprintf(cmd, sizeof(cmd), "%s pass %s --frags -d 1 -q 2>&1", test__path("xdplab"), ifname);
+	ASSERT_OK(sh_out(out, sizeof(out), "%s", cmd), "frags program accepted");
+	set_mtu(ifname, 1500);
+	wait_carrier(ifname, 10);
+}
