@@ -15,7 +15,7 @@
 #   V=1          show the kernel build's output instead of logging it
 #
 # One build directory (make O=) per source tree, architecture and DEBUG
-# flavour. It records the key it was built for (source version, series hash,
+# flavour, whatever PATCHES says: the series share one worktree. It records the key it was built for (source version, series hash,
 # config hash); when the key matches, nothing runs, not even make. A changed
 # series re-applies (vmtest/patch.sh) and make rebuilds only what changed.
 set -euo pipefail
@@ -62,11 +62,9 @@ else
 	sel=${PATCHES:-all}
 	src=$("$VMTEST_DIR/source.sh")
 	src_id=$(cat "$src/.git/xdplab-id")
-	drivers=$("$VMTEST_DIR/series.sh" drivers "$sel")
-	series=$(echo "${drivers:-none}" | tr ' ' '+')
-	treekey=$(basename "$src")-$series
-	# The release names the series: 6.12.117-xdplab-veth+tun, ...-none.
-	localver=-xdplab-$series
+	treekey=$(basename "$src")
+	# The release names the series that apply: 6.12.117-xdplab-veth+tun, -none.
+	localver=-xdplab-$("$VMTEST_DIR/series.sh" applied "$sel" "$patchdir")
 	always_make=0
 fi
 bdir=$cache/build/$treekey-$flavour
@@ -149,6 +147,6 @@ build_and_copy() {
 	build
 	[ -z "${1:-}" ] || cp "$bdir/$image" "$1/"
 }
-# One lock per source tree: the DEBUG and plain builds share its worktree.
+# One lock per source tree: every flavour and selection shares its worktree.
 with_lock "$cache/build/$treekey.lock" build_and_copy "${1:-}"
 if [ -n "${1:-}" ]; then echo "$1/$(basename "$image")"; else echo "$bdir/$image"; fi

@@ -8,11 +8,14 @@
 # "all" or drivers separated by commas or spaces ("veth,tun"); PATCHDIR holds
 # one <driver>/ directory of `git format-patch` files per driver.
 #
-# Each selection has its own git worktree. When the series changed since the
-# last run, the tree is reset to the pristine commit (dropping anything done
-# in it by hand) and the series re-applied with `git am`; files whose content
-# came out the same get their old mtime back, so make rebuilds only what the
-# change really touched.
+# All selections share one git worktree (<cache>/trees/<source>-work), and
+# the build directories (one per arch and DEBUG flavour) share it too: on a
+# 2-core machine switching PATCHES=none to all and back must cost an
+# incremental build, not a cold one. When the series to apply differ from
+# what the tree holds, it is reset to the pristine commit (dropping anything
+# done in it by hand) and the series re-applied with `git am`; files whose
+# content came out the same get their old mtime back, so make rebuilds only
+# what the change really touched.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -20,15 +23,12 @@ set -euo pipefail
 src=$1 sel=$2 patchdir=$3
 
 drivers=$("$VMTEST_DIR/series.sh" drivers "$sel")
-if [ -z "$drivers" ]; then
-	echo "$src"
-	exit 0
-fi
+applied=$("$VMTEST_DIR/series.sh" applied "$sel" "$patchdir")
 mapfile -t patches < <("$VMTEST_DIR/series.sh" files "$sel" "$patchdir")
 want=$("$VMTEST_DIR/series.sh" hash "$sel" "$patchdir")
 
 cache=$(cache_dir)
-name=$(basename "$src")-$(echo "$drivers" | tr ' ' '+')
+name=$(basename "$src")-work
 tree=$cache/trees/$name
 state=$cache/trees/$name.applied
 
@@ -63,7 +63,7 @@ done < <(git diff --name-only pristine HEAD)
 [ ! -d "$(git rev-parse --git-path rebase-apply)" ] || git am --abort >/dev/null 2>&1 || true
 git reset -q --hard pristine
 
-if [ ${#patches[@]} -eq 0 ]; then
+if [ ${#patches[@]} -eq 0 ] && [ -n "$drivers" ]; then
 	log "PATCHES=$sel: nothing to apply (no series in $patchdir for: $drivers)"
 fi
 for p in "${patches[@]}"; do

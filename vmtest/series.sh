@@ -2,6 +2,8 @@
 # What a PATCHES= selection means.
 #
 #   vmtest/series.sh drivers SELECTION            drivers, in apply order
+#   vmtest/series.sh applied SELECTION PATCHDIR   those with patches: "veth+tun",
+#                                                 or "none" when nothing applies
 #   vmtest/series.sh files   SELECTION PATCHDIR   the patch files, one a line
 #   vmtest/series.sh hash    SELECTION PATCHDIR   hash of names and contents
 #
@@ -40,6 +42,14 @@ files() {
 	done
 }
 
+applied() {
+	local d out=()
+	for d in $(drivers "$1"); do
+		[ -z "$(files "$d" "$2")" ] || out+=("$d")
+	done
+	if [ ${#out[@]} -eq 0 ]; then echo none; else (IFS=+; echo "${out[*]}"); fi
+}
+
 hash() {
 	local p
 	files "$1" "$2" | while IFS= read -r p; do
@@ -51,6 +61,7 @@ hash() {
 case "${1:-}" in
 drivers) drivers "${2:-all}" ;;
 files) files "${2:-all}" "${3:?PATCHDIR}" ;;
+applied) applied "${2:-all}" "${3:?PATCHDIR}" ;;
 hash) hash "${2:-all}" "${3:?PATCHDIR}" ;;
-*) die "usage: vmtest/series.sh drivers|files|hash SELECTION [PATCHDIR]" ;;
+*) die "usage: vmtest/series.sh drivers|files|applied|hash SELECTION [PATCHDIR]" ;;
 esac
