@@ -12,7 +12,7 @@
 #     --label TEXT       what to call this kernel in messages
 #
 #   Environment: CMD (the command, run with bash -c in the checkout),
-#   VMTEST_ARCH (x86_64), VMTEST_TIMEOUT (seconds, default 900; 0 = none),
+#   VMTEST_ARCH (x86_64), VMTEST_TIMEOUT (seconds, default 1800; 0 = none),
 #   VMTEST_MEM (MiB, default 2048), VMTEST_SMP (default 2), XDPLAB_KVM=1
 #   (use /dev/kvm; default TCG, see below), VMTEST_VERBOSE=1 (show the boot
 #   log; by default kernel messages before the command starts are only
@@ -40,7 +40,7 @@ kernel=$1
 label=${label:-$kernel}
 
 arch=$(norm_arch "${VMTEST_ARCH:-x86_64}")
-timeout=${VMTEST_TIMEOUT:-900}
+timeout=${VMTEST_TIMEOUT:-1800}
 mem=${VMTEST_MEM:-2048}
 smp=${VMTEST_SMP:-2}
 cmd=${CMD:-}
@@ -80,6 +80,8 @@ x86_64)
 	qemu=qemu-system-x86_64
 	machine=(-M pc)
 	console=ttyS0
+	# TCG's TSC is steady; the clocksource watchdog only adds noise.
+	extra="tsc=reliable"
 	;;
 arm64)
 	die "ARCH=arm64 boots are not wired up yet" "see issue 7"
@@ -87,9 +89,9 @@ arm64)
 esac
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
 
-append="console=$console $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
+append="console=$console ${extra:-} $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
 # With an initramfs its /init mounts the 9p root and execs our init.
-[ -z "$initrd" ] || append="console=$console $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
+[ -z "$initrd" ] || append="console=$console ${extra:-} $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
 
 qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -no-user-config -no-reboot -display none

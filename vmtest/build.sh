@@ -76,7 +76,7 @@ config_hash=$({
 	"${cross}gcc" --version | head -1
 	pahole --version
 } | hash_stream)
-key="source=$src_id series=$series_hash config=$config_hash"
+key="source=$src_id series=$series_hash config=$config_hash release=$localver"
 mkdir -p "$bdir"
 
 # Every line of every fragment must survive olddefconfig: Kconfig silently
@@ -118,11 +118,11 @@ build() {
 			return 0
 		fi
 	fi
-	local old_key
-	old_key=$(cat "$bdir/.xdplab-key" 2>/dev/null || true)
 	rm -f "$bdir/.xdplab-key"
-	if [ ! -f "$bdir/.config" ] || [ "${old_key##*config=}" != "$config_hash" ] || [ "$always_make" = 1 ]; then
+	if [ ! -f "$bdir/.config" ] || [ "$(cat "$bdir/.xdplab-config" 2>/dev/null)" != "$config_hash" ] ||
+		[ "$always_make" = 1 ]; then
 		configure
+		echo "$config_hash" >"$bdir/.xdplab-config"
 	fi
 	local t0=$SECONDS jobs
 	jobs=$(nproc)

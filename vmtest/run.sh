@@ -54,7 +54,7 @@ fi
 log "kernel ready after $((SECONDS - t0)) s"
 # KASAN and lockdep under TCG: more memory, more time.
 if [ "${DEBUG:-0}" = 1 ]; then
-	export VMTEST_MEM=${VMTEST_MEM:-4096} VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1800}
+	export VMTEST_MEM=${VMTEST_MEM:-4096} VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600}
 fi
 
 if [ "$mode" = shell ]; then
