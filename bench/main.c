@@ -270,7 +270,7 @@ static const char doc[] =
 	"median (min-max), and ratios are taken within a round.\n"
 	"\n"
 	"Examples:\n"
-	"  xdplab-bench                          everything, 5 rounds (~15 min)\n"
+	"  xdplab-bench                          everything, 5 rounds (15-20 min)\n"
 	"  xdplab-bench -q                       quick mode, under 3 minutes\n"
 	"  xdplab-bench veth-tcp prog-cost       two scenarios\n"
 	"  xdplab-bench -p 'veth-tcp/mtu8000/*'  one MTU, all its rows\n"
