@@ -366,9 +366,12 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 			jstr(f, p->label);
 			fputs(",\"reproduce\":", f);
 			{
-				fputc('"', f);
-				fprintf(f, "%s -p %s", bench.self, p->id);
-				fputc('"', f);
+				char *rep = NULL;
+
+				if (asprintf(&rep, "%s -p %s", bench.self, p->id) < 0)
+					rep = NULL;
+				jstr(f, rep ?: p->id);
+				free(rep);
 			}
 			fputs(",\"commands\":", f);
 			jcmds(f, p->cmd);

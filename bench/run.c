@@ -175,8 +175,8 @@ int child_stop(struct child *c)
 
 char *child_output(const struct child *c, int which)
 {
-	int fd = which == 1 ? c->out : c->err;
-	off_t len = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+	int fd = c->pid > 0 ? (which == 1 ? c->out : c->err) : -1;
+	off_t len = fd > 0 ? lseek(fd, 0, SEEK_END) : 0;
 	char *buf = malloc(len > 0 ? len + 1 : 1);
 	ssize_t got = 0;
 
