@@ -760,6 +760,8 @@ void xdplab_stats_loop(const struct xdplab_opts *o, const char *name, struct bpf
 	/* A signal may have come before the first interval: the summary must
 	 * still hold everything up to now.
 	 */
+	if (hooks && hooks->stopping)
+		hooks->stopping(hooks->ctx, o);
 	snap(stats, &cur);
 	if (cur.t > prev.t)
 		prev = cur;

@@ -60,6 +60,10 @@ struct xdplab_hooks {
 	int (*loaded)(void *ctx, const struct xdplab_opts *o, struct bpf_object *obj);
 	/* Once the stats loop has taken its baseline. */
 	void (*started)(void *ctx, const struct xdplab_opts *o);
+	/* After the last interval, before the closing snapshot: stop what
+	 * still produces frames so the summary holds all of them.
+	 */
+	void (*stopping)(void *ctx, const struct xdplab_opts *o);
 	/* Each interval, after the common stats line; dt in seconds. */
 	void (*interval)(void *ctx, const struct xdplab_opts *o, double dt);
 	/* At exit, after the common summary; secs is the whole run. */

@@ -183,6 +183,7 @@ struct gen_run {
 	struct worker *w;
 	int n;		/* workers to start */
 	int started;
+	bool joined;
 };
 
 /* Called once the stats loop has its baseline, so no frame goes uncounted. */
@@ -203,6 +204,18 @@ static void start_workers(void *ctx, const struct xdplab_opts *o)
 	}
 }
 
+/* The summary is taken after this: every frame a worker sent is in it. */
+static void stop_workers(void *ctx, const struct xdplab_opts *o)
+{
+	struct gen_run *gen = ctx;
+
+	(void)o;
+	xdplab_exiting = 1;
+	for (int i = 0; i < gen->started; i++)
+		pthread_join(gen->w[i].tid, NULL);
+	gen->joined = true;
+}
+
 int cmd_trafficgen(int argc, char **argv)
 {
 	struct gen_opts g = { .threads = 1, .batch = 64,
@@ -212,7 +225,8 @@ int cmd_trafficgen(int argc, char **argv)
 	struct worker *w = NULL;
 	struct xdplab_opts o;
 	struct gen_run gen = {};
-	const struct xdplab_hooks hooks = { .ctx = &gen, .started = start_workers };
+	const struct xdplab_hooks hooks = { .ctx = &gen, .started = start_workers,
+					    .stopping = stop_workers };
 	int ncpu = libbpf_num_possible_cpus(), err, ret = 1;
 	unsigned char frame[4096];
 	struct ifreq ifr = {};
@@ -273,7 +287,8 @@ int cmd_trafficgen(int argc, char **argv)
 	xdplab_exiting = 1;
 	ret = gen.started < gen.n;
 	for (int i = 0; i < gen.started; i++) {
-		pthread_join(w[i].tid, NULL);
+		if (!gen.joined)
+			pthread_join(w[i].tid, NULL);
 		if (w[i].err) {
 			ret = xdplab_err(w[i].err == -EINVAL && g.spec.len > 1500 ?
 					 "live frames must fit one page with headroom: about 3400 bytes on 4K pages" :
