@@ -97,7 +97,11 @@ qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -no-user-config -no-reboot -display none
 	-kernel "$kernel" -append "$append"
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
-	-device virtio-9p-pci,fsdev=root,mount_tag=root)
+	-device virtio-9p-pci,fsdev=root,mount_tag=root
+	# The working directory once more on its own: below /tmp, /run or
+	# /var/tmp the guest's tmpfs mounts would hide it (init.sh).
+	-fsdev "local,id=work,path=$(pwd),security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=work,mount_tag=work)
 [ -z "$initrd" ] || qargs+=(-initrd "$initrd")
 echo "${qargs[*]}" >"$run/qemu.cmdline"
 

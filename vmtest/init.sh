@@ -77,6 +77,13 @@ fi
 $bb hostname xdplab-vm
 $bb ip link set lo up
 ulimit -l unlimited 2>/dev/null || true
+# A checkout below one of the tmpfs mounts above (CI clones into /tmp, say)
+# is hidden now; the host shares the working directory as "work" too.
+if [ ! -d "$XDPLAB_CWD" ]; then
+	$bb mkdir -p "$XDPLAB_CWD"
+	$bb mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 \
+		work "$XDPLAB_CWD"
+fi
 cd "$XDPLAB_CWD"
 
 read -r _ mem _ </proc/meminfo
