@@ -645,7 +645,11 @@ TEST(tun_page_pool)
 		}
 		ASSERT_OK(pp_dump(ns, t0.ifindex, true, &after), "stats after");
 		ASSERT_GE(after.alloc - before.alloc, rounds * 16 / 2, "allocations counted");
-		ASSERT_GE(after.recycled - before.recycled, rounds * 16 / 2, "pages recycled");
+		/* Pages come back once all their fragments are freed and the
+		 * pool moved on to a new page, so a few stay out: a quarter
+		 * of the frames is plenty to prove recycling.
+		 */
+		ASSERT_GE(after.recycled - before.recycled, rounds * 16 / 4, "pages recycled");
 		if (test__verbose())
 			printf("    alloc %llu recycled %llu\n", after.alloc - before.alloc,
 			       after.recycled - before.recycled);
@@ -654,6 +658,10 @@ TEST(tun_page_pool)
 		pid_t pid;
 		int st;
 
+		/* Unread frames in the socket would hold pages of the pool. */
+		if (sfd >= 0)
+			close(sfd);
+		sfd = -1;
 		frame_build(&f, &t0, SZ_64);
 		pid = fork();
 		if (pid == 0) {
