@@ -152,6 +152,37 @@ static __always_inline int set_macs(struct xdp_md *ctx, bool swap)
 	return bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs));
 }
 
+extern int bpf_dynptr_from_xdp(struct xdp_md *xdp, __u64 flags,
+			       struct bpf_dynptr *ptr__uninit) __ksym __weak;
+extern void *bpf_dynptr_slice_rdwr(const struct bpf_dynptr *p, __u32 offset,
+				   void *buffer__opt, __u32 buffer__szk) __ksym __weak;
+
+#define SCRIBBLE_LEN 64
+
+/* Overwrite the last SCRIBBLE_LEN bytes of the frame (in its last fragment
+ * for a multi-buffer frame).
+ */
+static __always_inline int scribble(struct xdp_md *ctx, __u32 len)
+{
+	__u8 junk[SCRIBBLE_LEN];
+	struct bpf_dynptr ptr;
+	__u8 *p;
+
+	__builtin_memset(junk, 0xa5, sizeof(junk));
+	if (!gso_cfg.dynptr)
+		return bpf_xdp_store_bytes(ctx, len - SCRIBBLE_LEN, junk, sizeof(junk));
+	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice_rdwr)
+		return -1;
+	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+		return -1;
+	/* a direct pointer when the bytes sit in one fragment */
+	p = bpf_dynptr_slice_rdwr(&ptr, len - SCRIBBLE_LEN, NULL, SCRIBBLE_LEN);
+	if (!p)
+		return bpf_dynptr_write(&ptr, len - SCRIBBLE_LEN, junk, sizeof(junk), 0);
+	__builtin_memcpy(p, junk, SCRIBBLE_LEN);
+	return 0;
+}
+
 static __always_inline int gso_test(struct xdp_md *ctx)
 {
 	__u32 mode = gso_cfg.mode, zero = 0;
@@ -194,11 +225,19 @@ static __always_inline int gso_test(struct xdp_md *ctx)
 		act = bpf_redirect(gso_cfg.ifindex, 0);
 		break;
 	case GSO_TEST_DROP_FIRST:
+	case GSO_TEST_SCRIBBLE_DROP:
 		if (!big)
 			return xdplab_verdict(ctx, &p, XDP_PASS);
 		n = bpf_map_lookup_elem(&gso_dropped, &zero);
 		if (!n || __sync_fetch_and_add(n, 1) >= gso_cfg.drop)
 			return xdplab_verdict(ctx, &p, XDP_PASS);
+		if (mode == GSO_TEST_SCRIBBLE_DROP) {
+			if (scribble(ctx, p.len)) {
+				count(GSO_CNT_FAILED, 1);
+				return xdplab_verdict(ctx, &p, XDP_PASS);
+			}
+			count(GSO_CNT_CHANGED, 1);
+		}
 		count(GSO_CNT_ACTED, 1);
 		return xdplab_verdict(ctx, &p, XDP_DROP);
 	default:

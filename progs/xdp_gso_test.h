@@ -20,6 +20,11 @@ enum {
 	GSO_TEST_TX,		/* IP TTL/hop limit == ttl: swap MACs, XDP_TX */
 	GSO_TEST_REDIRECT,	/* set MACs dmac/smac, XDP_REDIRECT to ifindex */
 	GSO_TEST_DROP_FIRST,	/* XDP_DROP the first `drop` superframes */
+	GSO_TEST_SCRIBBLE_DROP,	/* overwrite the last 64 bytes of the first
+				 * `drop` superframes (bpf_xdp_store_bytes, or
+				 * a bpf_dynptr_slice_rdwr() pointer with
+				 * `dynptr`), then XDP_DROP them: what TCP sends
+				 * again must be the original bytes */
 	GSO_TEST_MODE_MAX,
 };
 
@@ -29,7 +34,8 @@ struct gso_test_cfg {
 	__u32 trim;		/* GSO_TEST_TRIM: bytes to cut */
 	__u32 ttl;		/* GSO_TEST_TX: only frames with this TTL */
 	__u32 ifindex;		/* GSO_TEST_REDIRECT: target */
-	__u32 drop;		/* GSO_TEST_DROP_FIRST: how many */
+	__u32 drop;		/* GSO_TEST_*DROP*: how many */
+	__u32 dynptr;		/* GSO_TEST_SCRIBBLE_DROP: write through a dynptr */
 	__u8 dmac[6];		/* GSO_TEST_REDIRECT: new Ethernet addresses */
 	__u8 smac[6];
 };

@@ -715,6 +715,33 @@ feat_out:
 		pair_down(&g);
 	}
 
+	/* A program writes into superframes (shared with the sender's
+	 * retransmit queue) and drops them: TCP must send the original bytes
+	 * again, whether the program wrote with bpf_xdp_store_bytes() or
+	 * through a dynptr slice.
+	 */
+	for (int dyn = 0; dyn < 2; dyn++) {
+		struct gso_test_cfg c = { .mode = GSO_TEST_SCRIBBLE_DROP, .drop = 3,
+					  .dynptr = dyn };
+		struct stream st = { .total = STREAM_LEN / 4 };
+		struct gso_pair g;
+
+		if (!test__start_subtest(dyn ? "write_drop_dynptr" : "write_drop") ||
+		    !have_series())
+			continue;
+		if (pair_up(&g, dyn ? "gsowrd" : "gsowr", NET_ID + 13 + dyn, 0, &c, -1)) {
+			st.cns = g.vp.ns[0];
+			st.sns = g.vp.ns[1];
+			st.sip = g.vp.ip4[1];
+			if (stream_ok(&st)) {
+				ASSERT_EQ(count_of(g.s, GSO_CNT_CHANGED), 3, "superframes written to");
+				ASSERT_EQ(verdicts(g.s, XDP_DROP), 3, "and dropped");
+				ASSERT_EQ(count_of(g.s, GSO_CNT_FAILED), 0, "helper failures");
+			}
+		}
+		pair_down(&g);
+	}
+
 	/* Programs come and go, frags or not, while TCP runs. */
 	if (test__start_subtest("attach_detach") && have_series()) {
 		struct xdp_gso_test_bpf *p = prog_open(&pass_cfg, false);
