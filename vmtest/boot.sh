@@ -13,8 +13,8 @@
 #
 #   Environment: CMD (the command, run with bash -c in the checkout),
 #   VMTEST_ARCH (x86_64), VMTEST_TIMEOUT (seconds, default 1800; 0 = none),
-#   VMTEST_MEM (MiB, default 2048), VMTEST_SMP (default 2), XDPLAB_KVM=1
-#   (use /dev/kvm; default TCG, see below), VMTEST_VERBOSE=1 (show the boot
+#   VMTEST_MEM (MiB, default 2048), VMTEST_SMP (default 2), XDPLAB_KVM
+#   (auto, 0 or 1; see vmtest/kvm.sh), VMTEST_VERBOSE=1 (show the boot
 #   log; by default kernel messages before the command starts are only
 #   logged), XDPLAB_CACHE.
 #
@@ -64,13 +64,11 @@ log=$run/console.log
 	printf 'XDPLAB_ROWS=%q\nXDPLAB_COLS=%q\n' "$(tput lines 2>/dev/null || echo 24)" "$(tput cols 2>/dev/null || echo 80)"
 } >"$run/guest.env"
 
-# KVM: /dev/kvm here may be PVM, under which stock kernels hang at boot, so
-# TCG is the default and XDPLAB_KVM=1 opts in.
-case "${XDPLAB_KVM:-0}" in
-1) [ -w /dev/kvm ] || die "XDPLAB_KVM=1 but /dev/kvm is not usable" "drop XDPLAB_KVM to use TCG"
-   accel=(-accel kvm -cpu host) ;;
-0) accel=(-accel tcg -cpu max) ;;
-*) die "XDPLAB_KVM=${XDPLAB_KVM}: expected 0 or 1" ;;
+# KVM only where vmtest/kvm.sh shows it boots a kernel; TCG otherwise.
+accel_mode=$(VMTEST_ARCH=$arch "$VMTEST_DIR/kvm.sh" "$kernel")
+case "$accel_mode" in
+kvm) accel=(-accel kvm -cpu host) ;;
+*) accel=(-accel tcg -cpu max) ;;
 esac
 
 root_opts="root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro"

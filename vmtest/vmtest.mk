@@ -11,7 +11,7 @@
 #   KERNEL=6.12|debian-6.1|<image>   which kernel (default 6.12 from source)
 #   DEBUG=1                          KASAN, lockdep, kmemleak, DEBUG_NET
 #   KERNEL_SRC=<tree>  PATCHDIR=<dir>  XDPLAB_CACHE=<dir>  VMTEST_TIMEOUT=<s>
-#   VMTEST_MEM=<MiB>  VMTEST_SMP=<n>  XDPLAB_KVM=1  VMTEST_VERBOSE=1  V=1
+#   VMTEST_MEM=<MiB>  VMTEST_SMP=<n>  XDPLAB_KVM=auto|0|1  VMTEST_VERBOSE=1  V=1
 #
 # Variables given on the command line reach the scripts through the
 # environment; ARCH is handed over explicitly because the Makefile sets it.
