@@ -173,3 +173,24 @@ long long json_num(const char *text, const char *line_marker, const char *key)
 		return -1;
 	return strtoll(k + strlen(pat), NULL, 10);
 }
+
+long long ethtool_queue_stat(const char *ns, const char *ifname, const char *dir, const char *name)
+{
+	static char text[65536];
+	long long sum = -1;
+	char *l, *save;
+
+	if (sh_out(text, sizeof(text), "%s%s%sethtool -S %s", ns ? "ip netns exec " : "",
+		   ns ? ns : "", ns ? " " : "", ifname))
+		return -1;
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char d[8], key[96];
+		long long v;
+		int q;
+
+		if (sscanf(l, " %7[a-z]_queue_%d_%95[^:]: %lld", d, &q, key, &v) == 4 &&
+		    !strcmp(d, dir) && !strcmp(key, name))
+			sum = (sum < 0 ? 0 : sum) + v;
+	}
+	return sum;
+}

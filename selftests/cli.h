@@ -36,5 +36,11 @@ long xdp_prog_query(const char *ns, const char *ifname, char *name, size_t len, 
 /* The id of the XDP program on ifname in ns, 0 if none. */
 unsigned int xdp_prog_id(const char *ns, const char *ifname);
 double now_secs(void);
+/* Sum over the queues of a driver counter from `ethtool -S ifname` in ns
+ * (NULL: here): dir "rx" or "tx", name the part after "<dir>_queue_<n>_"
+ * ("xdp_xmit"). -1 when the driver has no such counter.
+ */
+long long ethtool_queue_stat(const char *ns, const char *ifname, const char *dir,
+			     const char *name);
 
 #endif
