@@ -289,6 +289,33 @@ static const struct napi_mode napi_modes[] = {
 	{ "napi-frags", IFF_NAPI | IFF_NAPI_FRAGS },
 };
 
+/* UDP GSO written to a tap (VIRTIO_NET_HDR_GSO_UDP_L4) came with USO in
+ * Linux 6.2, together with the TUN_F_USO4/6 offload flags (accepted only
+ * as a pair); an older kernel refuses such frames with EINVAL. Asks a
+ * throw-away tap in the netns.
+ */
+#ifndef TUN_F_USO4
+#define TUN_F_USO4 0x20
+#define TUN_F_USO6 0x40
+#endif
+static bool tap_takes_udp_gso(const char *ns)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	int saved = netns_enter(ns), fd;
+	bool ok = false;
+
+	if (saved < 0)
+		return false;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "xtunprobe");
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && !ioctl(fd, TUNSETIFF, &ifr))
+		ok = !ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_USO4 | TUN_F_USO6);
+	if (fd >= 0)
+		close(fd);	/* not persistent: the tap goes with the fd */
+	netns_leave(saved);
+	return ok;
+}
+
 static bool cli_stop_ok(struct cli_bg *bg, const char *ns, const char *ifname)
 {
 	int st = cli_stop(bg, SIGINT, 10, out, sizeof(out));
@@ -299,7 +326,7 @@ static bool cli_stop_ok(struct cli_bg *bg, const char *ns, const char *ifname)
 }
 
 static void one_verdict(const char *ns, struct tap *t0, struct tap *t1, struct vhost_net *vn,
-			enum verdict v)
+			enum verdict v, bool udp_gso)
 {
 	static const char *const args[] = {
 		"pass " TAP0 " --json -q",
@@ -331,6 +358,8 @@ static void one_verdict(const char *ns, struct tap *t0, struct tap *t1, struct v
 			char what[64];
 			int sent, got = 0;
 
+			if (k == SZ_GSO && !udp_gso)
+				continue;	/* reported as a skipped subtest */
 			snprintf(what, sizeof(what), "%s %s %s", path_name[p], size_name[k],
 				 verdict_name[v]);
 			frame_build(&f, t0, k);
@@ -380,10 +409,16 @@ out:
 TEST(tun_xdp_verdicts)
 {
 	const char *novhost = vhost_net_unavailable();
+	char probe_ns[NETNS_NAME_MAX] = "";
+	bool udp_gso = false;
 
 	if (access("/dev/net/tun", R_OK | W_OK)) {
 		test__skip("no /dev/net/tun");
 		return;
+	}
+	if (ASSERT_OK(netns_add("tunp", probe_ns), "netns")) {
+		udp_gso = tap_takes_udp_gso(probe_ns);
+		netns_del(probe_ns);
 	}
 	for (size_t m = 0; m < sizeof(napi_modes) / sizeof(napi_modes[0]); m++) {
 		for (enum verdict v = V_PASS; v < V_NR; v++) {
@@ -411,7 +446,7 @@ TEST(tun_xdp_verdicts)
 			} else if (test__verbose()) {
 				printf("    vhost-net part skipped: %s\n", novhost);
 			}
-			one_verdict(ns, &t0, &t1, have_vn ? &vn : NULL, v);
+			one_verdict(ns, &t0, &t1, have_vn ? &vn : NULL, v, udp_gso);
 next:
 			vhost_net_close(&vn);
 			tap_close(&t0);
@@ -421,6 +456,9 @@ next:
 	}
 	if (novhost && test__start_subtest("vhost"))
 		test__skip("%s: the vhost-net half of every subtest above did not run", novhost);
+	if (!udp_gso && test__start_subtest("gso"))
+		test__skip("tap refuses UDP GSO frames (VIRTIO_NET_HDR_GSO_UDP_L4, Linux 6.2): "
+			   "the gso frames of every subtest above were not sent");
 }
 
 /* ---- page pools, from the netdev netlink family ---- */
@@ -711,6 +749,10 @@ TEST(tun_xdp_features)
 		 test__path("xdplab"));
 	if (!ASSERT_OK(sh_out(out, sizeof(out), "%s", cmd), "xdplab status"))
 		goto out;
+	if (strstr(out, "\"unknown")) {
+		test__skip("kernel without XDP feature flags (netdev xdp-features, Linux 6.3)");
+		goto out;
+	}
 	ASSERT_STRSTR(out, "BASIC", "tap has native XDP");
 	if (!strstr(out, "RX_SG"))
 		test__skip("tun without RX_SG (kernel without the multi-buffer patch)");
