@@ -87,9 +87,9 @@ arm64)
 esac
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
 
-append="console=$console ${extra:-} $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
+append="console=$console ${extra:-} $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
 # With an initramfs its /init mounts the 9p root and execs our init.
-[ -z "$initrd" ] || append="console=$console ${extra:-} $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_run=$run"
+[ -z "$initrd" ] || append="console=$console ${extra:-} $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
 
 qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -no-user-config -no-reboot -display none
@@ -99,7 +99,11 @@ qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
 	# The working directory once more on its own: below /tmp, /run or
 	# /var/tmp the guest's tmpfs mounts would hide it (init.sh).
 	-fsdev "local,id=work,path=$(pwd),security_model=none,readonly=on,multidevs=remap"
-	-device virtio-9p-pci,fsdev=work,mount_tag=work)
+	-device virtio-9p-pci,fsdev=work,mount_tag=work
+	# And the cache, which holds this run's guest.env (and Debian's
+	# modules): XDPLAB_CACHE=/tmp/... would be hidden the same way.
+	-fsdev "local,id=cache,path=$cache,security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=cache,mount_tag=cache)
 [ -z "$initrd" ] || qargs+=(-initrd "$initrd")
 echo "${qargs[*]}" >"$run/qemu.cmdline"
 

@@ -59,6 +59,13 @@ mark() { echo "xdplab-init: $*" >/dev/kmsg 2>/dev/null || true; }
 mark "file systems mounted"
 
 : "${xdplab_run:?no xdplab_run= on the kernel command line}"
+# A cache below /tmp, /run or /var/tmp is hidden by the mounts above; the
+# host shares it as "cache" too.
+if [ ! -r "$xdplab_run/guest.env" ] && [ -n "${xdplab_cache:-}" ]; then
+	$bb mkdir -p "$xdplab_cache"
+	$bb mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 \
+		cache "$xdplab_cache"
+fi
 # shellcheck source=/dev/null
 . "$xdplab_run/guest.env"
 
