@@ -124,6 +124,26 @@ struct point *scen_add(struct scen *s, int base0, int base1, const char *group,
 	__attribute__((format(printf, 6, 7)));
 /* Records one sample of metric mi in the current round. */
 void point_set(struct point *p, int round, int mi, double v);
+
+/*
+ * The CPU split (lib/cpustat.h) that the scenarios report: four metrics in
+ * a row of a scenario's enum, their definitions and their table columns.
+ *   enum { M_KPPS, CPU_SPLIT_SLOTS, M_NR };
+ *   metrics[] = { [M_KPPS] = { ... }, CPU_SPLIT_METRICS };
+ */
+#define CPU_SPLIT_SLOTS M_USER, M_SYS, M_SOFTIRQ, M_IDLE
+#define CPU_SPLIT_METRICS					\
+	[M_USER] = { "user", "% of a core" },			\
+	[M_SYS] = { "system", "% of a core" },			\
+	[M_SOFTIRQ] = { "softirq", "% of a core" },		\
+	[M_IDLE] = { "idle", "% of a core" }
+#define CPU_SPLIT_COLUMNS					\
+	{ M_USER, "user %", "%.0f" },				\
+	{ M_SYS, "sys %", "%.0f" },				\
+	{ M_SOFTIRQ, "softirq %", "%.0f" },			\
+	{ M_IDLE, "idle %", "%.0f" }
+/* Records cs as the four CPU_SPLIT_SLOTS metrics, starting at user. */
+void point_set_cpu(struct point *p, int round, int user, const struct cpusplit *cs);
 /* Appends to p->error (kept short); prints it with -v. */
 void point_err(struct point *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends one command line to p->cmd ("; " separated). */

@@ -104,6 +104,14 @@ void point_set(struct point *p, int round, int mi, double v)
 		p->m[mi][round] = v;
 }
 
+void point_set_cpu(struct point *p, int round, int user, const struct cpusplit *cs)
+{
+	point_set(p, round, user, cs->user);
+	point_set(p, round, user + 1, cs->system);
+	point_set(p, round, user + 2, cs->softirq);
+	point_set(p, round, user + 3, cs->idle);
+}
+
 void point_err(struct point *p, const char *fmt, ...)
 {
 	char msg[320];

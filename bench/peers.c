@@ -16,16 +16,13 @@
 #include "bench.h"
 #include "netns.h"
 
-enum { M_RX_MPPS, M_GEN_MPPS, M_TOOL_MPPS, M_USER, M_SYS, M_SOFTIRQ, M_IDLE, M_NR };
+enum { M_RX_MPPS, M_GEN_MPPS, M_TOOL_MPPS, CPU_SPLIT_SLOTS, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
 	[M_RX_MPPS] = { "rx_mpps", "million frames/s received by veth1 (rx_packets)" },
 	[M_GEN_MPPS] = { "gen_mpps", "million frames/s sent by the generator" },
 	[M_TOOL_MPPS] = { "tool_mpps", "million frames/s the tool itself counted (xdplab only)" },
-	[M_USER] = { "user", "% of a core" },
-	[M_SYS] = { "system", "% of a core" },
-	[M_SOFTIRQ] = { "softirq", "% of a core" },
-	[M_IDLE] = { "idle", "% of a core" },
+	CPU_SPLIT_METRICS,
 };
 
 static const struct column cols[] = {
@@ -192,10 +189,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	if (tool == TOOL_XDPLAB)
 		point_set(p, round, M_TOOL_MPPS,
 			  json_num(xdplab_summary(xout), NULL, "rx_packets") / gsecs / 1e6);
-	point_set(p, round, M_USER, cs.user);
-	point_set(p, round, M_SYS, cs.system);
-	point_set(p, round, M_SOFTIRQ, cs.softirq);
-	point_set(p, round, M_IDLE, cs.idle);
+	point_set_cpu(p, round, M_USER, &cs);
 out:
 	free(gout);
 	free(xout);

@@ -17,27 +17,21 @@
 #include "bench.h"
 #include "netns.h"
 
-enum { M_KPPS, M_SENT_KPPS, M_LOSS, M_USER, M_SYS, M_SOFTIRQ, M_IDLE, M_NR };
+enum { M_KPPS, M_SENT_KPPS, M_LOSS, CPU_SPLIT_SLOTS, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
 	[M_KPPS] = { "kpps", "thousand packets/s delivered to iperf3 (stack rows) or "
 			     "dropped by XDP (generator rows)" },
 	[M_SENT_KPPS] = { "sent_kpps", "thousand packets/s sent" },
 	[M_LOSS] = { "loss", "% of sent packets not delivered (iperf3 rows)" },
-	[M_USER] = { "user", "% of a core" },
-	[M_SYS] = { "system", "% of a core" },
-	[M_SOFTIRQ] = { "softirq", "% of a core" },
-	[M_IDLE] = { "idle", "% of a core" },
+	CPU_SPLIT_METRICS,
 };
 
 static const struct column cols[] = {
 	{ M_KPPS, "kpps", "%.0f" },
 	{ M_SENT_KPPS, "sent kpps", "%.0f" },
 	{ M_LOSS, "loss %", "%.1f" },
-	{ M_USER, "user %", "%.0f" },
-	{ M_SYS, "sys %", "%.0f" },
-	{ M_SOFTIRQ, "softirq %", "%.0f" },
-	{ M_IDLE, "idle %", "%.0f" },
+	CPU_SPLIT_COLUMNS,
 };
 
 enum { K_KIND, K_SIZE, K_PROG };
@@ -209,10 +203,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	cpustat_split(&c0, &c1, &cs);
 	point_set(p, round, M_KPPS, kpps / 1e3);
 	point_set(p, round, M_SENT_KPPS, sent / 1e3);
-	point_set(p, round, M_USER, cs.user);
-	point_set(p, round, M_SYS, cs.system);
-	point_set(p, round, M_SOFTIRQ, cs.softirq);
-	point_set(p, round, M_IDLE, cs.idle);
+	point_set_cpu(p, round, M_USER, &cs);
 out:
 	free(out);
 	free(xout);

@@ -27,25 +27,19 @@
 #include "netns.h"
 #include "pkt.h"
 
-enum { M_KPPS, M_XDP_KPPS, M_FAIL_KPPS, M_USER, M_SYS, M_SOFTIRQ, M_IDLE, M_NR };
+enum { M_KPPS, M_XDP_KPPS, M_FAIL_KPPS, CPU_SPLIT_SLOTS, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
 	[M_KPPS] = { "kpps", "thousand frames/s written (writev returned the length)" },
 	[M_XDP_KPPS] = { "xdp_kpps", "thousand frames/s counted by the XDP program" },
 	[M_FAIL_KPPS] = { "failed_kpps", "thousand writev()/s that failed" },
-	[M_USER] = { "user", "% of a core" },
-	[M_SYS] = { "system", "% of a core" },
-	[M_SOFTIRQ] = { "softirq", "% of a core" },
-	[M_IDLE] = { "idle", "% of a core" },
+	CPU_SPLIT_METRICS,
 };
 
 static const struct column cols[] = {
 	{ M_KPPS, "kpps written", "%.0f" },
 	{ M_XDP_KPPS, "XDP kpps", "%.0f" },
-	{ M_USER, "user %", "%.0f" },
-	{ M_SYS, "sys %", "%.0f" },
-	{ M_SOFTIRQ, "softirq %", "%.0f" },
-	{ M_IDLE, "idle %", "%.0f" },
+	CPU_SPLIT_COLUMNS,
 };
 
 enum { K_NAPI, K_PROG, K_SIZE };
@@ -227,10 +221,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	cpustat_split(&c0, &c1, &cs);
 	point_set(p, round, M_KPPS, ok / (t1 - t0) / 1e3);
 	point_set(p, round, M_FAIL_KPPS, fail / (t1 - t0) / 1e3);
-	point_set(p, round, M_USER, cs.user);
-	point_set(p, round, M_SYS, cs.system);
-	point_set(p, round, M_SOFTIRQ, cs.softirq);
-	point_set(p, round, M_IDLE, cs.idle);
+	point_set_cpu(p, round, M_USER, &cs);
 out:
 	free(xout);
 	child_close(&xdp);

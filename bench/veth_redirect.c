@@ -22,7 +22,7 @@
 #include "bench.h"
 #include "netns.h"
 
-enum { M_RX_MPPS, M_GEN_MPPS, M_DROP_MPPS, M_XDP_MPPS, M_USER, M_SYS, M_SOFTIRQ, M_IDLE,
+enum { M_RX_MPPS, M_GEN_MPPS, M_DROP_MPPS, M_XDP_MPPS, CPU_SPLIT_SLOTS,
        M_NR };
 
 static const struct metric_def metrics[M_NR] = {
@@ -30,10 +30,7 @@ static const struct metric_def metrics[M_NR] = {
 	[M_GEN_MPPS] = { "gen_mpps", "million frames/s sent by the generator" },
 	[M_DROP_MPPS] = { "ring_drop_mpps", "million frames/s the remote veth1 dropped (ring full)" },
 	[M_XDP_MPPS] = { "xdp_mpps", "million frames/s counted by xdp_rxq_info" },
-	[M_USER] = { "user", "% of a core" },
-	[M_SYS] = { "system", "% of a core" },
-	[M_SOFTIRQ] = { "softirq", "% of a core" },
-	[M_IDLE] = { "idle", "% of a core" },
+	CPU_SPLIT_METRICS,
 };
 
 static const struct column cols[] = {
@@ -182,10 +179,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	if (mode != MODE_GRO)
 		point_set(p, round, M_XDP_MPPS,
 			  json_num(xdplab_summary(xout), NULL, "rx_packets") / gsecs / 1e6);
-	point_set(p, round, M_USER, cs.user);
-	point_set(p, round, M_SYS, cs.system);
-	point_set(p, round, M_SOFTIRQ, cs.softirq);
-	point_set(p, round, M_IDLE, cs.idle);
+	point_set_cpu(p, round, M_USER, &cs);
 out:
 	free(gout);
 	free(xout);

@@ -16,7 +16,7 @@
 #include "bench.h"
 #include "netns.h"
 
-enum { M_GBPS, M_USER_PG, M_SYS_PG, M_SOFTIRQ_PG, M_USER, M_SYS, M_SOFTIRQ, M_IDLE,
+enum { M_GBPS, M_USER_PG, M_SYS_PG, M_SOFTIRQ_PG, CPU_SPLIT_SLOTS,
        M_RETR, M_XDP_KPPS, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
@@ -24,10 +24,7 @@ static const struct metric_def metrics[M_NR] = {
 	[M_USER_PG] = { "user_per_gbps", "% of a core per Gbit/s" },
 	[M_SYS_PG] = { "system_per_gbps", "% of a core per Gbit/s" },
 	[M_SOFTIRQ_PG] = { "softirq_per_gbps", "% of a core per Gbit/s" },
-	[M_USER] = { "user", "% of a core" },
-	[M_SYS] = { "system", "% of a core" },
-	[M_SOFTIRQ] = { "softirq", "% of a core" },
-	[M_IDLE] = { "idle", "% of a core" },
+	CPU_SPLIT_METRICS,
 	[M_RETR] = { "retransmits", "segments" },
 	[M_XDP_KPPS] = { "xdp_kpps", "thousand frames/s seen by the XDP program" },
 };
@@ -188,10 +185,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	}
 	cpustat_split(&a, &b, &cs);
 	point_set(p, round, M_GBPS, gbps);
-	point_set(p, round, M_USER, cs.user);
-	point_set(p, round, M_SYS, cs.system);
-	point_set(p, round, M_SOFTIRQ, cs.softirq);
-	point_set(p, round, M_IDLE, cs.idle);
+	point_set_cpu(p, round, M_USER, &cs);
 	point_set(p, round, M_USER_PG, cs.user / gbps);
 	point_set(p, round, M_SYS_PG, cs.system / gbps);
 	point_set(p, round, M_SOFTIRQ_PG, cs.softirq / gbps);
