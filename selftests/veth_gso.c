@@ -600,6 +600,34 @@ static void prog_modes(void)
 	xdp_gso_test_bpf__destroy(s);
 }
 
+/* The kernel's own tools/testing/selftests/net/veth.sh, from the tree the
+ * running kernel was built from (selftests/kselftest_veth.sh finds and
+ * builds it; XDPLAB_KSRC names the tree): non-frags programs must behave as
+ * before the series, and its own frags checks must pass.
+ */
+static void kselftest_veth(void)
+{
+	static char out[1 << 16];
+	char *last, *end;
+	int rc;
+
+	rc = sh_out(out, sizeof(out), "%s 2>&1",
+		    test__path("../selftests/kselftest_veth.sh"));
+	end = out + strlen(out);
+	while (end > out && end[-1] == '\n')
+		*--end = '\0';
+	last = strrchr(out, '\n');
+	last = last ? last + 1 : out;
+	if (rc == 4) {
+		test__skip("%s", last);
+		return;
+	}
+	if (!ASSERT_EQ(rc, 0, "veth.sh exit status") || test__verbose())
+		fprintf(stderr, "%s\n", out);
+	else
+		fprintf(stderr, "    %s\n", last);
+}
+
 TEST(veth_gso)
 {
 	if (test__start_subtest("prog_modes"))
@@ -790,4 +818,7 @@ feat_out:
 		}
 		pair_down(&g);
 	}
+
+	if (test__start_subtest("kselftest_veth_sh") && have_series())
+		kselftest_veth();
 }
