@@ -93,6 +93,9 @@ static __always_inline int trim_tail(struct xdp_md *ctx, const struct xdplab_pkt
 		return -1;
 	if (p->len <= p->l4_off + th.doff * 4 + trim)
 		return 1;	/* not that much payload: leave it */
+	/* A FIN would then come 'trim' bytes early and end the stream there */
+	if (th.fin || th.syn || th.rst)
+		return 1;
 
 	if (p->ipver == 4) {
 		struct iphdr iph;
