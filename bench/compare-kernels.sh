@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The same xdplab-bench points on several kernels, side by side. Each kernel
+# is booted once under `make vmtest` and measures every point and its
+# baselines in that one run, rounds interleaved, so each ratio (a point
+# against its baseline, e.g. "x no XDP") is taken within a round on one
+# kernel; the table puts the kernels' ratios next to each other.
+#
+#   bench/compare-kernels.sh [-r ROUNDS] [-d SECONDS] [-o DIR]
+#                            -k NAME=KERNEL [-k NAME=KERNEL ...] POINT...
+#
+#   -k NAME=KERNEL  a kernel to boot, in table order. KERNEL is a bzImage
+#                   (make vmtest KERNEL=...), or PATCHES=SEL to build the
+#                   vmtest kernel with that selection (none, all, veth, ...)
+#   POINT           xdplab-bench point ids or globs (-p), see
+#                   build/xdplab-bench --list
+#   -r ROUNDS       samples of each point (default 5)
+#   -d SECONDS      seconds a sample (default 10)
+#   -o DIR          keeps NAME.json, NAME.log and table.md
+#                   (default /tmp/compare-kernels-DATE)
+#
+# Example (issue 5, kernel-patches/veth):
+#   flock /tmp/xdplab-cpu.lock bench/compare-kernels.sh -r 5 -d 10 \
+#       -k stock=PATCHES=none -k veth=PATCHES=veth \
+#       'veth-tcp/mtu1500/pass-frags/gro-off' 'veth-tcp/mtu8000/pass-frags/gro-off'
+#
+# PATCHES= kernels share vmtest's one worktree: switching selections
+# rebuilds it. Prebuilt images (KERNEL=) avoid that. Needs root and what
+# `make vmtest` needs.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+me=compare-kernels
+die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
+
+rounds=5 secs=10 out="" kernels=() points=()
+argv=("$@")
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-r) [ $# -ge 2 ] || die "-r wants a count"; rounds=$2; shift 2 ;;
+	-d) [ $# -ge 2 ] || die "-d wants seconds"; secs=$2; shift 2 ;;
+	-o) [ $# -ge 2 ] || die "-o wants a directory"; out=$2; shift 2 ;;
+	-k) [ $# -ge 2 ] || die "-k wants NAME=KERNEL"; kernels+=("$2"); shift 2 ;;
+	-h | --help) sed -n '3,/^set -e/p' "$0" | sed -e 's/^# \{0,1\}//' -e '/^set -e/d'; exit 0 ;;
+	-*) die "unknown option '$1'" "try $0 --help" ;;
+	*) points+=("$1"); shift ;;
+	esac
+done
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "-r wants a count, got '$rounds'"
+[[ "$secs" =~ ^[1-9][0-9]*$ ]] || die "-d wants seconds, got '$secs'"
+[ ${#kernels[@]} -ge 1 ] || die "no kernel given" "add -k NAME=/path/to/bzImage or -k NAME=PATCHES=none"
+[ ${#points[@]} -ge 1 ] || die "no bench point given" "see build/xdplab-bench --list"
+names=()
+for k in "${kernels[@]}"; do
+	name=${k%%=*} spec=${k#*=}
+	[[ "$k" == *=* && "$name" =~ ^[A-Za-z0-9_.+-]+$ && -n "$spec" ]] ||
+		die "-k '$k' is not NAME=KERNEL" "e.g. -k stock=PATCHES=none or -k mine=/path/bzImage"
+	case "$spec" in
+	PATCHES=*) ;;
+	*) [ -f "$spec" ] || die "kernel image '$spec' of '$name' does not exist" "build it first, or use PATCHES=..." ;;
+	esac
+	names+=("$name")
+done
+out=${out:-/tmp/$me-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+
+make -s all build/xdplab-bench >/dev/null
+
+pargs=""
+for p in "${points[@]}"; do pargs+=" -p '$p'"; done
+repro="bench/compare-kernels.sh $(printf "%q " "${argv[@]}")"
+
+for k in "${kernels[@]}"; do
+	name=${k%%=*} spec=${k#*=} log=$out/${k%%=*}.log
+	cmd="build/xdplab-bench$pargs -r $rounds -d $secs --no-plot -o /tmp/$me >&2"
+	cmd+=" && echo XDPLAB-CMP-JSON && cat /tmp/$me/results.json && echo XDPLAB-CMP-END"
+	case "$spec" in
+	PATCHES=*) args=("$spec") ;;
+	*) args=(KERNEL="$spec") ;;
+	esac
+	echo "$me: $name (${args[*]}), log: $log" >&2
+	if ! VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600} make -s vmtest "${args[@]}" CMD="$cmd" >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		echo "$me: the run on $name failed; its log: $log" >&2
+		exit 1
+	fi
+	sed -n '/^XDPLAB-CMP-JSON/,/^XDPLAB-CMP-END/p' "$log" | sed '1d;$d' | tr -d '\r' >"$out/$name.json"
+done
+
+python3 - "$out" "$repro" "${names[@]}" <<'EOF' | tee "$out/table.md"
+import json, sys
+
+out, repro, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+runs = {n: json.load(open(f"{out}/{n}.json")) for n in names}
+
+def fmt(m, nd=2):
+    if not m or m.get("median") is None:
+        return "n/a"
+    return f"{m['median']:.{nd}f} ({m['min']:.{nd}f}–{m['max']:.{nd}f})"
+
+# point id -> kernel -> point
+pts, order, metric, unit = {}, [], {}, {}
+for n in names:
+    for sc in runs[n]["scenarios"]:
+        for p in sc["points"]:
+            if p["id"] not in pts:
+                pts[p["id"]] = {}
+                order.append(p["id"])
+            pts[p["id"]][n] = p
+            metric[p["id"]] = sc["main_metric"]
+            unit[p["id"]] = sc["units"].get(sc["main_metric"], "")
+
+print()
+r0 = next(iter(runs.values()))
+print(f"{r0['scenarios'][0]['rounds'] if r0['scenarios'] else '?'} rounds, median (min–max); "
+      "each ratio is taken within a round on one kernel")
+for n in names:
+    k = runs[n]["kernel"]
+    print(f"- {n}: {k.get('release')} {k.get('version', '')}".rstrip())
+print(f"- reproduce: `{repro.strip()}`")
+print()
+print("| point | ratio | " + " | ".join(f"{n} ratio" for n in names) + " | "
+      + " | ".join(f"{n} point / baseline" for n in names) + " |")
+print("|---|---|" + "---:|" * (2 * len(names)))
+for pid in order:
+    ratio_names = []
+    for n in names:
+        for r in (pts[pid].get(n) or {}).get("ratios", []):
+            if r["name"] not in ratio_names:
+                ratio_names.append(r["name"])
+    for rn in ratio_names:
+        cells, vals = [], []
+        for n in names:
+            p = pts[pid].get(n)
+            r = next((r for r in (p or {}).get("ratios", []) if r["name"] == rn), None)
+            cells.append(fmt(r["ratio"]) if r else "n/a")
+            if r and p:
+                base = pts.get(r["to"], {}).get(n)
+                m = metric[pid]
+                vals.append(f"{fmt(p['metrics'].get(m), 1)} / "
+                            f"{fmt(base['metrics'].get(m), 1) if base else 'n/a'}")
+            else:
+                vals.append("n/a")
+        print(f"| {pid} | {rn} | " + " | ".join(cells) + " | " + " | ".join(vals) + " |")
+    for n in names:
+        e = (pts[pid].get(n) or {}).get("error")
+        if e:
+            print(f"| {pid} | {n}: {e} |" + " |" * (2 * len(names)))
+print(f"\n({', '.join(sorted(set(unit.values())))}; point / baseline are medians of the "
+      "main metric)")
+EOF
+echo "$me: results in $out (NAME.json, NAME.log, table.md)" >&2
