@@ -2,10 +2,13 @@
 # Install, with apt-get, every Debian package xdplab uses. Idempotent: a
 # group whose packages are all present costs one dpkg query and nothing else.
 #
-#   scripts/deps.sh [base|vm|bench|all]...     (default: base)
+#   scripts/deps.sh [base|vm|vm-arm64|bench|all]...     (default: base)
 #
-# base  - build the BPF objects, loaders and selftests; run the host tests
-# vm    - build Linux 6.12 from Debian's source and boot it under QEMU
+# base     - build the BPF objects, loaders and selftests; run the host tests
+# vm       - build Linux 6.12 from Debian's source and boot it under QEMU
+# vm-arm64 - the emulated GEM board (make vmtest ARCH=arm64): vm, plus the
+#            arm64 package lists (dpkg --add-architecture arm64), from which
+#            vmtest/rootfs.sh downloads the guest's userland and sysroot
 # bench - plots for the benchmarks
 set -euo pipefail
 
@@ -15,18 +18,35 @@ base=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config ip
 vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
     libssl-dev libelf-dev dwarves cpio xz-utils rsync busybox-static
     gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu git kmod)
+vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-system-arm cpio)
 bench=(gnuplot-nox)
 
-want=()
+want=() foreign=()
 [ $# -eq 0 ] && set -- base
 for group in "$@"; do
 	case "$group" in
 	base)  want+=("${base[@]}") ;;
 	vm)    want+=("${vm[@]}") ;;
+	vm-arm64) want+=("${vm[@]}" "${vm_arm64[@]}"); foreign+=(arm64) ;;
 	bench) want+=("${bench[@]}") ;;
-	all)   want+=("${base[@]}" "${vm[@]}" "${bench[@]}") ;;
-	*) echo "deps: unknown group '$group' (base, vm, bench, all)" >&2; exit 2 ;;
+	all)   want+=("${base[@]}" "${vm[@]}" "${vm_arm64[@]}" "${bench[@]}"); foreign+=(arm64) ;;
+	*) echo "deps: unknown group '$group' (base, vm, vm-arm64, bench, all)" >&2; exit 2 ;;
 	esac
+done
+
+# A foreign architecture (arm64 for the GEM board's userland) needs dpkg to
+# know it and apt to have fetched its package lists once.
+for a in ${foreign[@]+"${foreign[@]}"}; do
+	dpkg --print-foreign-architectures | grep -qx "$a" &&
+		compgen -G "/var/lib/apt/lists/*_binary-${a}_Packages*" >/dev/null && continue
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: dpkg has no $a package lists" >&2
+		echo "deps: hint: run 'sudo $0 $*' (dpkg --add-architecture $a; apt-get update)" >&2
+		exit 1
+	fi
+	echo "deps: adding the $a architecture and its package lists"
+	dpkg --add-architecture "$a"
+	apt-get update -qq
 done
 
 missing=()

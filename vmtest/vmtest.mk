@@ -6,6 +6,9 @@
 #   make vmtest CMD='uname -r; ip link'
 #   make vmshell                     interactive guest (Ctrl-A x quits QEMU)
 #   make vmkernel                    only build the kernel, print its path
+#   make vmtest ARCH=arm64           the emulated Cadence GEM board (QEMU
+#                                    xlnx-versal-virt): build/arm64/ in the guest
+#   make arm64                       only cross-build build/arm64/
 #
 #   PATCHES=none|all|veth,tun,macb   series to apply (default all)
 #   KERNEL=6.12|debian-6.1|<image>   which kernel (default 6.12 from source)
@@ -16,14 +19,24 @@
 # Variables given on the command line reach the scripts through the
 # environment; ARCH is handed over explicitly because the Makefile sets it.
 
-.PHONY: vmtest vmshell vmkernel vmtest-deps
+.PHONY: vmtest vmshell vmkernel vmtest-deps arm64
 
 vmtest-deps:
-	@scripts/deps.sh vm
+	@scripts/deps.sh $(if $(filter arm64 aarch64,$(ARCH)),vm-arm64,vm)
+
+# The project cross-built for the GEM board, against the arm64 Debian
+# packages vmtest/rootfs.sh unpacks (also the guest's initramfs).
+ARM64_CC ?= aarch64-linux-gnu-gcc
+arm64:
+	@scripts/deps.sh vm-arm64
+	@sysroot=$$(vmtest/rootfs.sh arm64)/root && \
+	$(MAKE) --no-print-directory ARCH=arm64 CC=$(ARM64_CC) OUT=build/arm64 SYSROOT=$$sysroot all
 
 # The default command is the selftest runner, so build it first; with CMD=
-# the userland is left alone (a kernel engineer may boot while it is broken).
-vmtest: vmtest-deps $(if $(CMD),,all)
+# the userland is left alone (a kernel engineer may boot while it is broken),
+# except on the board, whose CMD nearly always runs build/arm64/.
+VM_USERLAND := $(if $(filter arm64 aarch64,$(ARCH)),arm64,$(if $(CMD),,all))
+vmtest: vmtest-deps $(VM_USERLAND)
 	@VMTEST_ARCH='$(ARCH)' vmtest/run.sh test
 
 vmshell: vmtest-deps
