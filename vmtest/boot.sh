@@ -80,9 +80,20 @@ x86_64)
 	console=ttyS0
 	# TCG's TSC is steady; the clocksource watchdog only adds noise.
 	extra="tsc=reliable"
+	virtio=pci
 	;;
 arm64)
-	die "ARCH=arm64 boots are not wired up yet" "see issue 7"
+	# The emulated Cadence GEM board. Its CPUs are fixed (two A72; QEMU
+	# counts the two R5s too, hence at least 4); virtio is virtio-mmio.
+	qemu=qemu-system-aarch64
+	machine=(-M xlnx-versal-virt)
+	console=ttyAMA0
+	extra=""
+	virtio=device
+	accel=(-accel tcg)  # kvm.sh said tcg: the host is not arm64
+	[ "$smp" -ge 4 ] 2>/dev/null || smp=4
+	[ -z "$initrd" ] || die "boot.sh --initrd: the arm64 board brings its own initramfs"
+	[ "$interactive" = 0 ] || die "no interactive shell on the arm64 board yet" "use CMD='...'"
 	;;
 esac
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
@@ -93,19 +104,68 @@ append="console=$console ${extra:-} $root_opts init=$init panic=-1 printk.time=1
 
 qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -no-user-config -no-reboot -display none
-	-kernel "$kernel" -append "$append"
-	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
-	-device virtio-9p-pci,fsdev=root,mount_tag=root
-	# The working directory once more on its own: below /tmp, /run or
-	# /var/tmp the guest's tmpfs mounts would hide it (init.sh).
+	-kernel "$kernel"
+	# The working directory on its own: below /tmp, /run or /var/tmp
+	# the guest's tmpfs mounts would hide it (init.sh).
 	-fsdev "local,id=work,path=$(pwd),security_model=none,readonly=on,multidevs=remap"
-	-device virtio-9p-pci,fsdev=work,mount_tag=work
-	# And the cache, which holds this run's guest.env (and Debian's
-	# modules): XDPLAB_CACHE=/tmp/... would be hidden the same way.
-	-fsdev "local,id=cache,path=$cache,security_model=none,readonly=on,multidevs=remap"
-	-device virtio-9p-pci,fsdev=cache,mount_tag=cache)
-[ -z "$initrd" ] || qargs+=(-initrd "$initrd")
-echo "${qargs[*]}" >"$run/qemu.cmdline"
+	-device "virtio-9p-$virtio,fsdev=work,mount_tag=work")
+if [ "$arch" = x86_64 ]; then
+	qargs+=(-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
+		-device virtio-9p-pci,fsdev=root,mount_tag=root
+		# And the cache, which holds this run's guest.env (and Debian's
+		# modules): XDPLAB_CACHE=/tmp/... would be hidden the same way.
+		# (The arm64 board carries guest.env in its initramfs.)
+		-fsdev "local,id=cache,path=$cache,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=cache,mount_tag=cache)
+	[ -z "$initrd" ] || qargs+=(-initrd "$initrd")
+fi
+
+# The board: GEM0 on a tap in a network namespace of its own on the host,
+# addressed, MTU 9000, with an iperf3 server; the guest learns the addresses
+# from guest.env (init.sh brings the GEM up). Removed at exit, whatever
+# happens; QEMU runs inside that namespace to open the tap.
+gem_ns="" iperf_pid=""
+cleanup() {
+	[ -z "$iperf_pid" ] || kill "$iperf_pid" 2>/dev/null || true
+	[ -z "$gem_ns" ] || ip netns del "$gem_ns" 2>/dev/null || true
+	rm -f "$run/initrd.cpio"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+netns=()
+if [ "$arch" = arm64 ]; then
+	gem_peer=10.77.0.1 gem_addr=10.77.0.2/24 gem_mac=02:00:00:77:00:02 tap=gemtap0
+	command -v iperf3 >/dev/null || die "iperf3 not found (the GEM's peer runs a server)" "run 'scripts/deps.sh base'"
+	gem_ns=xdplab-gem-$$
+	ip netns add "$gem_ns" || { gem_ns=""; die "cannot create network namespace xdplab-gem-$$" "run as root"; }
+	ip -n "$gem_ns" link set lo up
+	ip -n "$gem_ns" tuntap add dev "$tap" mode tap
+	ip -n "$gem_ns" link set "$tap" mtu 9000 up
+	ip -n "$gem_ns" addr add "$gem_peer/24" dev "$tap"
+	ip netns exec "$gem_ns" iperf3 -s -D -B "$gem_peer" --pidfile "$run/iperf3.pid" >/dev/null ||
+		die "iperf3 -s did not start in $gem_ns"
+	for _ in $(seq 50); do [ -s "$run/iperf3.pid" ] && break; sleep 0.1; done
+	iperf_pid=$(cat "$run/iperf3.pid" 2>/dev/null || true)
+	netns=(ip netns exec "$gem_ns")
+	qargs+=(-nic "tap,ifname=$tap,script=no,downscript=no,mac=$gem_mac")
+	{
+		printf 'export XDPLAB_GEM_PEER=%q XDPLAB_GEM_ADDR=%q XDPLAB_GEM_MAC=%q\n' \
+			"$gem_peer" "$gem_addr" "$gem_mac"
+	} >>"$run/guest.env"
+	# The initramfs: the cached Debian userland, then this run's init.sh
+	# and settings (the kernel unpacks concatenated archives in order).
+	rootfs=$("$VMTEST_DIR/rootfs.sh" arm64)
+	mkdir -p "$run/initrd/xdplab/run"
+	cp "$VMTEST_DIR/init.sh" "$run/initrd/xdplab/init.sh"
+	cp "$run/guest.env" "$run/initrd/xdplab/run/"
+	(cd "$run/initrd" && find . | cpio -o -H newc --quiet) >"$run/extra.cpio"
+	cat "$rootfs/rootfs.cpio" "$run/extra.cpio" >"$run/initrd.cpio"
+	rm -rf "$run/initrd" "$run/extra.cpio"
+	qargs+=(-initrd "$run/initrd.cpio")
+	append="console=$console rdinit=/init panic=-1 printk.time=1 dummy.numdummies=0 xdplab_run=/xdplab/run"
+fi
+qargs+=(-append "$append")
+echo "${netns[*]} ${qargs[*]}" >"$run/qemu.cmdline"
 
 t0=$EPOCHREALTIME
 if [ "$interactive" = 1 ]; then
@@ -137,14 +197,19 @@ show() {
 }
 set +e
 if [ "$timeout" = 0 ]; then
-	"${qargs[@]}" </dev/null 2>&1 | show
+	${netns[@]+"${netns[@]}"} "${qargs[@]}" </dev/null 2>&1 | show
 	qrc=${PIPESTATUS[0]}
 else
-	timeout -k 10 "$timeout" "${qargs[@]}" </dev/null 2>&1 | show
+	timeout -k 10 "$timeout" ${netns[@]+"${netns[@]}"} "${qargs[@]}" </dev/null 2>&1 | show
 	qrc=${PIPESTATUS[0]}
 fi
 set -e
 elapsed=$(printf '%.1f' "$(echo "$EPOCHREALTIME - $t0" | bc)")
+if [ -n "$gem_ns" ]; then
+	# What the host's end saw (an XDP_TX test's reflected frames arrive here).
+	ip -n "$gem_ns" -s link show "$tap" >"$run/tap.stats" 2>&1 || true
+	log "host tap $tap: $(awk '/RX:/ {getline; rx=$2} /TX:/ {getline; tx=$2} END {print "received " rx ", sent " tx " packets"}' "$run/tap.stats")"
+fi
 
 splat_re='^\[ *[0-9]+\.[0-9]+\].*(WARNING:|BUG:|KASAN|possible circular locking|possible recursive locking|suspected memory leak|Oops|Kernel panic|UBSAN:|general protection fault)'
 splats=$(grep -E "$splat_re" "$log" || true)

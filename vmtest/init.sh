@@ -8,7 +8,7 @@
 # kernel hands unknown key=value parameters to init as environment); the
 # directory holds guest.env, written by boot.sh.
 set -Eeuo pipefail
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${XDPLAB_PATH_TAIL:+:$XDPLAB_PATH_TAIL}
 export HOME=/tmp TERM=${TERM:-linux}
 
 off() {
@@ -83,6 +83,26 @@ fi
 
 $bb hostname xdplab-vm
 $bb ip link set lo up
+# The GEM board (ARCH=arm64): the GEM whose MAC boot.sh gave to QEMU faces
+# the host's tap. Bring it up, address it, wait (bounded) for the link, and
+# tell the command which interface it is.
+if [ -n "${XDPLAB_GEM_MAC:-}" ]; then
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = "$XDPLAB_GEM_MAC" ] || continue
+		export XDPLAB_GEM_IF=${d##*/}
+	done
+	if [ -n "${XDPLAB_GEM_IF:-}" ]; then
+		$bb ip link set "$XDPLAB_GEM_IF" up
+		$bb ip addr add "$XDPLAB_GEM_ADDR" dev "$XDPLAB_GEM_IF"
+		for _ in $($bb seq 100); do
+			[ "$(cat "/sys/class/net/$XDPLAB_GEM_IF/carrier" 2>/dev/null)" != 1 ] || break
+			$bb sleep 0.1
+		done
+		mark "GEM $XDPLAB_GEM_IF up, carrier $(cat "/sys/class/net/$XDPLAB_GEM_IF/carrier" 2>/dev/null)"
+	else
+		echo "vmtest-init: no interface with the GEM's MAC $XDPLAB_GEM_MAC" >&2
+	fi
+fi
 ulimit -l unlimited 2>/dev/null || true
 # A checkout below one of the tmpfs mounts above (CI clones into /tmp, say)
 # is hidden now; the host shares the working directory as "work" too.

@@ -81,6 +81,9 @@ make_rootfs() {
 		fi
 		ln -sfn "usr/$p" "$tmp/root/$p"
 	done
+	# /bin/sh (dash on Debian, not included): the static busybox, whose
+	# ash starts faster under TCG than bash.
+	ln -sfn busybox "$tmp/root/usr/bin/sh"
 	# Absolute links (libz.so -> /lib/...) would point into the host when
 	# linking against this tree: make them relative.
 	while IFS= read -r p; do
@@ -90,10 +93,12 @@ make_rootfs() {
 	mkdir -p "$tmp/root"/{proc,sys,dev,tmp,run,var/tmp,root,etc}
 	echo "root:x:0:0:root:/root:/bin/bash" >"$tmp/root/etc/passwd"
 	echo "root:x:0:" >"$tmp/root/etc/group"
-	# /init: busybox stands in for coreutils, grep, awk, ... (its links do
-	# not replace Debian's programs), then vmtest/init.sh, which boot.sh
-	# adds to the initramfs of each run with the run's settings.
-	printf '%s\n' '#!/bin/busybox sh' '/bin/busybox --install -s' \
+	# /init: busybox stands in for coreutils, grep, awk, ..., from a
+	# directory of its own at the end of PATH (init.sh appends
+	# XDPLAB_PATH_TAIL), so Debian's ip and ping win over its applets; then
+	# vmtest/init.sh, which boot.sh adds to each run's initramfs.
+	printf '%s\n' '#!/bin/busybox sh' '/bin/busybox mkdir -p /busybox' \
+		'/bin/busybox --install -s /busybox' 'export XDPLAB_PATH_TAIL=/busybox' \
 		'exec /xdplab/init.sh' >"$tmp/root/init"
 	chmod 755 "$tmp/root/init"
 	# The guest's cpio: no documentation, no headers, no static libraries.
@@ -103,6 +108,8 @@ make_rootfs() {
 	rm -rf "$tmp/debs"
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
+	# Older userlands (another package list) are not used any more.
+	find "$cache/$darch" -mindepth 1 -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$key" -exec rm -rf {} +
 	log "$darch userland ready in $((SECONDS - t0)) s: $dir ($(du -sh "$dir/rootfs.cpio" | cut -f1) cpio)"
 }
 mkdir -p "$cache/$darch"
