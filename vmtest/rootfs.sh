@@ -81,9 +81,10 @@ make_rootfs() {
 		fi
 		ln -sfn "usr/$p" "$tmp/root/$p"
 	done
-	# /bin/sh (dash on Debian, not included): the static busybox, whose
-	# ash starts faster under TCG than bash.
-	ln -sfn busybox "$tmp/root/usr/bin/sh"
+	# /bin/sh (dash on Debian, not included): bash. Not busybox: its ash
+	# (static, "standalone shell") runs its own ip and ping applets
+	# before anything in PATH.
+	ln -sfn bash "$tmp/root/usr/bin/sh"
 	# Absolute links (libz.so -> /lib/...) would point into the host when
 	# linking against this tree: make them relative.
 	while IFS= read -r p; do
