@@ -39,7 +39,9 @@ now_ns() { awk '{ printf "%.0f", $1 * 1e9 }' /proc/uptime; }
 # fast as the peer sends; prints the datagrams the board's socket took.
 udp_in() {
 	local out
-	out=$(iperf3 -c "$peer" -u -R -b 0 -l "$1" -t "$secs" -J 2>&1)
+	# bounded: a receive path that stalls under the flood must end the
+	# sample (it prints -1), not the run
+	out=$(timeout $((secs + 20)) iperf3 -c "$peer" -u -R -b 0 -l "$1" -t "$secs" -J 2>&1)
 	echo "$out" | sed -n '/"end":/,$p' | awk -F'[:,]' '
 		/"packets"/ && !p { p = $2 } /"lost_packets"/ && !l { l = $2 }
 		END { if (p == "") print -1; else print p - l }'
