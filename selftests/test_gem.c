@@ -229,7 +229,11 @@ static void iperf(const char *ifname, const char *peer, bool udp)
 		/* bounded: a stalled receive path must fail, not hang the run */
 		st = sh_out(out, sizeof(out), "timeout 60 iperf3 -c %s --connect-timeout 5000 -t 2 -J %s %s 2>&1",
 			    peer, r ? "-R" : "",
-			    udp ? "-u -b 20M -l 1400" : "");
+			    /* QEMU's GEM stops receiving for good once a burst
+			     * fills its ring (stock driver too), so UDP is paced
+			     * well below what TCG can take.
+			     */
+			    udp ? "-u -b 4M -l 1400" : "");
 		if (!ASSERT_EQ(st, 0, "iperf3 exit status")) {
 			printf("%.2000s\n", out);
 			continue;
@@ -246,9 +250,12 @@ static void iperf(const char *ifname, const char *peer, bool udp)
 		lost = json_after(out, "\"sum_received\"", "lost_packets");
 		if (test__verbose())
 			printf("    UDP %s: %lld datagrams, %lld lost\n", dir[r], pkts, lost);
-		ASSERT_GE(pkts, 100, "UDP datagrams");
-		ASSERT_GE(lost, 0, "loss reported");
-		ASSERT_GE(pkts - lost, pkts / 2, "at least half arrive");
+		/* iperf3 3.12 prints 2^64-1 when nothing arrived at all */
+		if (!ASSERT_GE(pkts, 100, "UDP datagrams") ||
+		    !ASSERT_LT(pkts, 1000000000LL, "UDP datagrams sane") ||
+		    !ASSERT_GE(lost, 0, "loss reported") ||
+		    !ASSERT_GE(pkts - lost, pkts / 2, "at least half arrive"))
+			printf("%.3000s\n", out);
 	}
 }
 
