@@ -27,47 +27,9 @@
 #include "cli.h"
 #include "netns.h"
 #include "test.h"
+#include "gem.h"
 
 static char out[65536];
-
-/* The GEM: XDPLAB_GEM_IF, else the first interface bound to macb */
-static bool gem_find(char ifname[IF_NAMESIZE], char *why, size_t len)
-{
-	const char *env = getenv("XDPLAB_GEM_IF");
-	char path[PATH_MAX], link[PATH_MAX];
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	if (env && *env) {
-		snprintf(ifname, IF_NAMESIZE, "%.*s", IF_NAMESIZE - 1, env);
-		return true;
-	}
-	d = opendir("/sys/class/net");
-	if (!d) {
-		snprintf(why, len, "no /sys/class/net");
-		return false;
-	}
-	while (!found && (de = readdir(d))) {
-		const char *base;
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/sys/class/net/%s/device/driver", de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		base = strrchr(link, '/');
-		if (!strcmp(base ? base + 1 : link, "macb")) {
-			snprintf(ifname, IF_NAMESIZE, "%.*s", IF_NAMESIZE - 1, de->d_name);
-			found = true;
-		}
-	}
-	closedir(d);
-	if (!found)
-		snprintf(why, len, "no interface bound to macb here (needs the GEM board: make vmtest ARCH=arm64)");
-	return found;
-}
 
 static bool gem_setup(char ifname[IF_NAMESIZE], const char **peer)
 {

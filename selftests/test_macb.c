@@ -41,6 +41,7 @@
 #include "cli.h"
 #include "netns.h"
 #include "test.h"
+#include "gem.h"
 
 #define JUMBO_MTU 9000
 #define CYCLES 5
@@ -49,7 +50,7 @@ static char out[65536];
 
 /* ---- finding the GEM ---- */
 
-static bool macb_find(char ifname[IF_NAMESIZE], char *why, size_t len)
+bool gem_find(char ifname[IF_NAMESIZE], char *why, size_t len)
 {
 	const char *env = getenv("XDPLAB_GEM_IF");
 	char path[PATH_MAX], link[PATH_MAX];
@@ -100,7 +101,7 @@ static bool gem_and_peer(char ifname[IF_NAMESIZE], const char *peer)
 {
 	char why[160];
 
-	if (!macb_find(ifname, why, sizeof(why))) {
+	if (!gem_find(ifname, why, sizeof(why))) {
 		test__skip("%s", why);
 		return false;
 	}
@@ -436,7 +437,7 @@ TEST(macb_xdp_features)
 {
 	char ifname[IF_NAMESIZE], why[160], feat[160] = "";
 
-	if (!macb_find(ifname, why, sizeof(why))) {
+	if (!gem_find(ifname, why, sizeof(why))) {
 		test__skip("%s", why);
 		return;
 	}
@@ -714,7 +715,7 @@ TEST(macb_xdp_mtu_limit)
 	char ifname[IF_NAMESIZE], why[160], cmd[256];
 	int st;
 
-	if (!macb_find(ifname, why, sizeof(why))) {
+	if (!gem_find(ifname, why, sizeof(why))) {
 		test__skip("%s", why);
 		return;
 	}
