@@ -281,6 +281,25 @@ static int tap_collect(int fd, size_t payload, int want, const uint8_t *src_mac,
 /* ---- the verdict matrix ---- */
 
 enum verdict { V_PASS, V_DROP, V_TX, V_REDIRECT, V_NR };
+
+/* Where frames of payload bytes end up after verdict v: the socket behind
+ * the tap (pass; drop: a short wait that must see none), back at t0's fd
+ * with swapped MACs (tx), or at t1's fd (redirect). Returns how many.
+ */
+static int collect(enum verdict v, int sfd, const struct tap *t0, const struct tap *t1,
+		   size_t payload)
+{
+	switch (v) {
+	case V_PASS:
+		return sock_collect(sfd, payload, N_FRAMES, 10);
+	case V_DROP:
+		return sock_collect(sfd, payload, N_FRAMES, 0.2);
+	case V_TX:
+		return tap_collect(t0->fd, payload, N_FRAMES, t0->mac, 10);
+	default:
+		return tap_collect(t1->fd, payload, N_FRAMES, NULL, 10);
+	}
+}
 static const char *const verdict_name[] = { "pass", "drop", "tx", "redirect" };
 
 struct napi_mode {
@@ -373,22 +392,7 @@ static void one_verdict(const char *ns, struct tap *t0, struct tap *t1, struct v
 					  "%d of %d frames went in", sent, N_FRAMES))
 				continue;
 			expect_count += k == SZ_GSO && v == V_DROP ? 0 : N_FRAMES;
-			switch (v) {
-			case V_PASS:
-				got = sock_collect(sfd, f.payload, N_FRAMES, 10);
-				break;
-			case V_DROP:
-				got = sock_collect(sfd, f.payload, N_FRAMES, 0.2);
-				break;
-			case V_TX:
-				got = tap_collect(t0->fd, f.payload, N_FRAMES, t0->mac, 10);
-				break;
-			case V_REDIRECT:
-				got = tap_collect(t1->fd, f.payload, N_FRAMES, NULL, 10);
-				break;
-			default:
-				break;
-			}
+			got = collect(v, sfd, t0, t1, f.payload);
 			if (v == V_DROP)
 				test__report(got <= 0, __FILE__, __LINE__, what,
 					     "%d frames got through", got);
@@ -828,20 +832,7 @@ static void mb_verdict(const char *ns, struct tap *t0, struct tap *t1, enum verd
 		if (!test__report(sent == N_FRAMES, __FILE__, __LINE__, what,
 				  "%d of %d frames went in", sent, N_FRAMES))
 			continue;
-		switch (v) {
-		case V_PASS:
-			got = sock_collect(sfd, f.payload, N_FRAMES, 10);
-			break;
-		case V_DROP:
-			got = sock_collect(sfd, f.payload, N_FRAMES, 0.2);
-			break;
-		case V_TX:
-			got = tap_collect(t0->fd, f.payload, N_FRAMES, t0->mac, 10);
-			break;
-		default:
-			got = tap_collect(t1->fd, f.payload, N_FRAMES, NULL, 10);
-			break;
-		}
+		got = collect(v, sfd, t0, t1, f.payload);
 		if (v == V_DROP)
 			test__report(got <= 0, __FILE__, __LINE__, what, "%d frames got through",
 				     got);
