@@ -32,6 +32,9 @@
 /* What the whole run shares; set by main. */
 struct bench_cfg {
 	int repeat;		/* rounds; every point is sampled once a round */
+	int warmup;		/* rounds run first and not recorded */
+	bool alternate;		/* odd rounds take the points in reverse order */
+	bool pin;		/* iperf3 client on CPU 0, server on CPU 1 */
 	double duration;	/* seconds a sample; 0: each scenario's default */
 	bool quick;
 	bool verbose;

@@ -5,9 +5,13 @@
 # is booted once under `make vmtest` and measures every point and its
 # baselines in that one run, rounds interleaved, so each ratio (a point
 # against its baseline, e.g. "x no XDP") is taken within a round on one
-# kernel; the table puts the kernels' ratios next to each other.
+# kernel; the table puts the kernels' ratios next to each other. Each boot
+# first runs warm-up rounds that are not recorded, and odd rounds take the
+# points in reverse order (xdplab-bench --warmup, --alternate), so that
+# neither a cold first sample nor a fixed order favours a point or its
+# baseline.
 #
-#   bench/compare-kernels.sh [-r ROUNDS] [-d SECONDS] [-o DIR]
+#   bench/compare-kernels.sh [-r ROUNDS] [-d SECONDS] [-w WARMUP] [-P] [-o DIR]
 #                            -k NAME=KERNEL [-k NAME=KERNEL ...] POINT...
 #
 #   -k NAME=KERNEL  a kernel to boot, in table order. KERNEL is a bzImage
@@ -17,6 +21,9 @@
 #                   build/xdplab-bench --list
 #   -r ROUNDS       samples of each point (default 5)
 #   -d SECONDS      seconds a sample (default 10)
+#   -w WARMUP       rounds run first and not recorded (default 1)
+#   -P              pin iperf3's client to CPU 0 and server to CPU 1
+#                   (xdplab-bench --pin)
 #   -o DIR          keeps NAME.json, NAME.log and table.md
 #                   (default /tmp/compare-kernels-DATE)
 #
@@ -34,12 +41,14 @@ cd "$(dirname "$0")/.."
 me=compare-kernels
 die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
 
-rounds=5 secs=10 out="" kernels=() points=()
+rounds=5 secs=10 warmup=1 pin="" out="" kernels=() points=()
 argv=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-r) [ $# -ge 2 ] || die "-r wants a count"; rounds=$2; shift 2 ;;
 	-d) [ $# -ge 2 ] || die "-d wants seconds"; secs=$2; shift 2 ;;
+	-w) [ $# -ge 2 ] || die "-w wants a count"; warmup=$2; shift 2 ;;
+	-P) pin=" --pin"; shift ;;
 	-o) [ $# -ge 2 ] || die "-o wants a directory"; out=$2; shift 2 ;;
 	-k) [ $# -ge 2 ] || die "-k wants NAME=KERNEL"; kernels+=("$2"); shift 2 ;;
 	-h | --help) sed -n '3,/^set -e/p' "$0" | sed -e 's/^# \{0,1\}//' -e '/^set -e/d'; exit 0 ;;
@@ -49,6 +58,7 @@ while [ $# -gt 0 ]; do
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "-r wants a count, got '$rounds'"
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || die "-d wants seconds, got '$secs'"
+[[ "$warmup" =~ ^([0-9]|10)$ ]] || die "-w wants a count from 0 to 10, got '$warmup'"
 [ ${#kernels[@]} -ge 1 ] || die "no kernel given" "add -k NAME=/path/to/bzImage or -k NAME=PATCHES=none"
 [ ${#points[@]} -ge 1 ] || die "no bench point given" "see build/xdplab-bench --list"
 names=()
@@ -73,7 +83,8 @@ repro="bench/compare-kernels.sh $(printf "%q " "${argv[@]}")"
 
 for k in "${kernels[@]}"; do
 	name=${k%%=*} spec=${k#*=} log=$out/${k%%=*}.log
-	cmd="build/xdplab-bench$pargs -r $rounds -d $secs --no-plot -o /tmp/$me >&2"
+	cmd="build/xdplab-bench$pargs -r $rounds -d $secs -w $warmup --alternate$pin --no-plot"
+	cmd+=" -o /tmp/$me >&2"
 	cmd+=" && echo XDPLAB-CMP-JSON && cat /tmp/$me/results.json && echo XDPLAB-CMP-END"
 	case "$spec" in
 	PATCHES=*) args=("$spec") ;;
@@ -113,8 +124,12 @@ for n in names:
 
 print()
 r0 = next(iter(runs.values()))
-print(f"{r0['scenarios'][0]['rounds'] if r0['scenarios'] else '?'} rounds, median (min–max); "
-      "each ratio is taken within a round on one kernel")
+sc0 = r0['scenarios'][0] if r0['scenarios'] else {}
+print(f"{sc0.get('rounds', '?')} rounds of {sc0.get('sample_seconds', '?')} s after "
+      f"{sc0.get('warmup_rounds', 0)} warm-up, "
+      f"{'odd rounds reversed, ' if sc0.get('alternate') else ''}"
+      f"{'iperf3 -A 0,1, ' if sc0.get('pin') else ''}median (min–max); "
+      "each ratio is taken within a round on one kernel, then the median")
 for n in names:
     k = runs[n]["kernel"]
     print(f"- {n}: {k.get('release')} {k.get('version', '')}".rstrip())
@@ -149,5 +164,11 @@ for pid in order:
             print(f"| {pid} | {n}: {e} |" + " |" * (2 * len(names)))
 print(f"\n({', '.join(sorted(set(unit.values())))}; point / baseline are medians of the "
       "main metric)")
+print("\nEach round's ratio, in round order:\n")
+for pid in order:
+    for n in names:
+        for r in (pts[pid].get(n) or {}).get("ratios", []):
+            vals = " ".join(f"{v:.2f}" for v in r["ratio"].get("samples", []) if v is not None)
+            print(f"- {pid} {r['name']}, {n}: {vals}")
 EOF
 echo "$me: results in $out (NAME.json, NAME.log, table.md)" >&2

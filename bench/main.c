@@ -156,12 +156,17 @@ int scen_secs(const struct scen *s)
 
 /* ---- options ---- */
 
-enum { OPT_NO_PLOT = 0x100, OPT_PORT, OPT_LIST };
+enum { OPT_NO_PLOT = 0x100, OPT_PORT, OPT_LIST, OPT_ALTERNATE, OPT_PIN };
 
 static const struct argp_option options[] = {
 	{ "quick", 'q', NULL, 0, "quick mode: 2 rounds of short samples (under 3 minutes)", 0 },
 	{ "repeat", 'r', "N", 0, "samples of each point (default 5, quick 2)", 0 },
 	{ "duration", 'd', "SECS", 0, "seconds a sample (default: each scenario's own)", 0 },
+	{ "warmup", 'w', "N", 0, "N rounds first that are not recorded (default 0)", 0 },
+	{ "alternate", OPT_ALTERNATE, NULL, 0, "odd rounds take the points in reverse order, "
+	  "so that a point and its baseline swap places (ABBA)", 0 },
+	{ "pin", OPT_PIN, NULL, 0, "veth-tcp: iperf3 client on CPU 0, server on CPU 1 "
+	  "(iperf3 -A 0,1), so the scheduler cannot put both on one CPU", 0 },
 	{ "point", 'p', "GLOB", 0, "only points whose id matches (with their baselines); "
 	  "repeatable, see --list", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list scenarios and point ids, run nothing", 0 },
@@ -204,6 +209,21 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		if (*end || !(d > 0) || d > 600)
 			argp_error(state, "--duration '%s': seconds, more than 0 and at most 600", arg);
 		bench.duration = d;
+		break;
+	case 'w':
+		v = strtol(arg, &end, 10);
+		if (*end || v < 0 || v > 10)
+			argp_error(state, "--warmup '%s': a number from 0 to 10", arg);
+		bench.warmup = v;
+		break;
+	case OPT_ALTERNATE:
+		bench.alternate = true;
+		break;
+	case OPT_PIN:
+		if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+			argp_error(state, "--pin needs 2 CPUs, this machine has %ld",
+				   sysconf(_SC_NPROCESSORS_ONLN));
+		bench.pin = true;
 		break;
 	case 'p':
 		if (opt.npoints == (int)(sizeof(opt.points) / sizeof(opt.points[0])))
@@ -367,16 +387,27 @@ static void run_scenario(struct scen *s)
 
 	s->started = mono();
 	s->load = loadavg1();
-	bench_log("%s: %d points x %d rounds, %.0f s a sample", d->name, total, bench.repeat,
-		  s->duration);
+	bench_log("%s: %d points x %d rounds (+%d warm-up), %.0f s a sample%s", d->name, total,
+		  bench.repeat, bench.warmup, s->duration,
+		  bench.alternate ? ", odd rounds in reverse order" : "");
+	if (bench.pin)
+		bench_log("%s: iperf3 client pinned to CPU 0, server to CPU 1", d->name);
 	if (d->setup(s)) {
 		bench_log("%s: %s", d->name, s->error[0] ? s->error : "setup failed");
 		d->teardown(s);
 		s->ended = mono();
 		return;
 	}
-	for (int r = 0; r < bench.repeat && !bench_stop; r++) {
-		for (int i = 0; i < s->npts && !bench_stop; i++) {
+	/* Warm-up rounds have negative numbers: point_set() drops their
+	 * samples. With --alternate, odd rounds go backwards, so a point
+	 * sampled right after its baseline in one round comes right before
+	 * it in the next, and what the order does cancels out in the median.
+	 */
+	for (int r = -bench.warmup; r < bench.repeat && !bench_stop; r++) {
+		bool back = bench.alternate && (r & 1);
+
+		for (int k = 0; k < s->npts && !bench_stop; k++) {
+			int i = back ? s->npts - 1 - k : k;
 			struct point *p = &s->pts[i];
 			double med, lo, hi;
 			const struct column *c = &d->cols[0];
@@ -384,6 +415,16 @@ static void run_scenario(struct scen *s)
 			if (!p->selected || p->skip)
 				continue;
 			p->cmd[0] = '\0';
+			if (r < 0) {
+				char err[sizeof(p->error)];
+
+				/* A warm-up failure is not a result */
+				memcpy(err, p->error, sizeof(err));
+				d->sample(s, p, r);
+				memcpy(p->error, err, sizeof(err));
+				fprintf(stderr, "  [warm-up] %-44s done\n", p->id);
+				continue;
+			}
 			s->rounds = r + 1;	/* a partial round counts too */
 			d->sample(s, p, r);
 			done++;

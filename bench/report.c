@@ -331,8 +331,10 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 		jstr(f, d->title);
 		fputs(",\"seed\":", f);
 		jstr(f, d->seed);
-		fprintf(f, ",\"rounds\":%d,\"sample_seconds\":%g,\"wall_seconds\":%.1f,",
-			s->rounds, s->duration, s->ended - s->started);
+		fprintf(f, ",\"rounds\":%d,\"warmup_rounds\":%d,\"alternate\":%s,\"pin\":%s,"
+			"\"sample_seconds\":%g,\"wall_seconds\":%.1f,",
+			s->rounds, bench.warmup, bench.alternate ? "true" : "false",
+			bench.pin ? "true" : "false", s->duration, s->ended - s->started);
 		fputs("\"load_at_start\":", f);
 		jnum(f, s->load);
 		fputs(",\"note\":", f);

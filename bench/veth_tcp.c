@@ -149,13 +149,18 @@ static void sample(struct scen *s, struct point *p, int round)
 	snprintf(secs, sizeof(secs), "%d", scen_secs(s));
 	snprintf(port, sizeof(port), "%d", bench.port);
 	cpustat_read(&a);
+	/* -O 1: the first second (slow start, the program just attached) is
+	 * run but left out of the result.
+	 */
 	if (child_start(&cli, vp.ns[0], (char *const[]){ "iperf3", "-c", vp.ip4[1], "-p", port,
-							  "-t", secs, "-J", NULL })) {
+							  "-t", secs, "-O", "1", "-J",
+							  bench.pin ? "-A" : NULL, "0,1",
+							  NULL })) {
 		point_err(p, "cannot start iperf3");
 		goto out;
 	}
 	point_cmd(p, "%s", cli.cmd);
-	st = child_wait(&cli, scen_secs(s) + 20);
+	st = child_wait(&cli, scen_secs(s) + 21);
 	cpustat_read(&b);
 	if (prog != PROG_NONE)
 		xout = xdplab_finish(&xdp);
