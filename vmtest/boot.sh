@@ -62,13 +62,18 @@ log=$run/console.log
 	printf 'XDPLAB_MODDIR=%q\n' "$moddir"
 	printf 'XDPLAB_MODULES=%q\n' "$modules"
 	printf 'XDPLAB_ROWS=%q\nXDPLAB_COLS=%q\n' "$(tput lines 2>/dev/null || echo 24)" "$(tput cols 2>/dev/null || echo 80)"
+	[ -z "${XDPLAB_KSRC:-}" ] || printf 'export XDPLAB_KSRC=%q\n' "$XDPLAB_KSRC"
 } >"$run/guest.env"
 
 # KVM only where vmtest/kvm.sh shows it boots a kernel; TCG otherwise.
 accel_mode=$(VMTEST_ARCH=$arch "$VMTEST_DIR/kvm.sh" "$kernel")
 case "$accel_mode" in
-kvm) accel=(-accel kvm -cpu host) ;;
-*) accel=(-accel tcg -cpu max) ;;
+kvm) accel=(-accel kvm -cpu host) stall_opts="" ;;
+# A TCG vCPU can stay descheduled on a loaded host for longer than RCU's
+# 21 s: a debug kernel's boot (stop_machine for the clocksource) reported
+# stalls that were only the emulator. 120 s still catches a real hang,
+# and a stall report fails the run (splat_re below).
+*) accel=(-accel tcg -cpu max) stall_opts="rcupdate.rcu_cpu_stall_timeout=120" ;;
 esac
 
 root_opts="root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro"
@@ -98,9 +103,9 @@ arm64)
 esac
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
 
-append="console=$console ${extra:-} $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
+append="console=$console ${extra:-} $stall_opts $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
 # With an initramfs its /init mounts the 9p root and execs our init.
-[ -z "$initrd" ] || append="console=$console ${extra:-} $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
+[ -z "$initrd" ] || append="console=$console ${extra:-} $stall_opts $root_opts rdinit=/init xdplab_init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
 
 qargs=("$qemu" "${machine[@]}" "${accel[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -no-user-config -no-reboot -display none
@@ -162,7 +167,7 @@ if [ "$arch" = arm64 ]; then
 	cat "$rootfs/rootfs.cpio" "$run/extra.cpio" >"$run/initrd.cpio"
 	rm -rf "$run/initrd" "$run/extra.cpio"
 	qargs+=(-initrd "$run/initrd.cpio")
-	append="console=$console rdinit=/init panic=-1 printk.time=1 dummy.numdummies=0 xdplab_run=/xdplab/run"
+	append="console=$console $stall_opts rdinit=/init panic=-1 printk.time=1 dummy.numdummies=0 xdplab_run=/xdplab/run"
 fi
 qargs+=(-append "$append")
 echo "${netns[*]} ${qargs[*]}" >"$run/qemu.cmdline"
@@ -211,7 +216,7 @@ if [ -n "$gem_ns" ]; then
 	log "host tap $tap: $(awk '/RX:/ {getline; rx=$2} /TX:/ {getline; tx=$2} END {print "received " rx ", sent " tx " packets"}' "$run/tap.stats")"
 fi
 
-splat_re='^\[ *[0-9]+\.[0-9]+\].*(WARNING:|BUG:|KASAN|possible circular locking|possible recursive locking|suspected memory leak|Oops|Kernel panic|UBSAN:|general protection fault)'
+splat_re='^\[ *[0-9]+\.[0-9]+\].*(WARNING:|BUG:|KASAN|possible circular locking|possible recursive locking|suspected memory leak|Oops|Kernel panic|UBSAN:|general protection fault|detected stalls? on CPU|soft lockup|blocked for more than [0-9]+ seconds)'
 splats=$(grep -E "$splat_re" "$log" || true)
 status=$(grep -oE 'XDPLAB-VMTEST-EXIT=[0-9]+' "$log" | tail -n 1 | cut -d= -f2 || true)
 

@@ -9,7 +9,7 @@
 #   VMTEST_ARCH  x86_64 (default) or arm64
 #   PATCHES      none | all (default) | veth,tun,... (see vmtest/series.sh)
 #   PATCHDIR     where the <driver>/ series live (default kernel-patches/)
-#   DEBUG=1      also merge kernel-patches/config/debug.config
+#   DEBUG=1      also merge kernel-patches/config/debug.config (and <arch>-debug.config)
 #   KERNEL_SRC   build this tree as it is instead of Debian's source
 #                (no series are applied to it; PATCHES must be none)
 #   V=1          show the kernel build's output instead of logging it
@@ -40,7 +40,10 @@ esac
 command -v pahole >/dev/null || die "pahole not found (needed for BTF)" "run 'scripts/deps.sh vm' (package dwarves)"
 
 frags=("$confdir/base.config" "$confdir/$arch.config")
-[ "$debug" = 0 ] || frags+=("$confdir/debug.config")
+if [ "$debug" = 1 ]; then
+	frags+=("$confdir/debug.config")
+	[ ! -e "$confdir/$arch-debug.config" ] || frags+=("$confdir/$arch-debug.config")
+fi
 for f in "${frags[@]}"; do
 	[ -r "$f" ] || die "missing config fragment $f" "restore it from git (git checkout -- kernel-patches/config)"
 done

@@ -30,6 +30,14 @@ case "$kernel" in
 	else
 		image=$("$VMTEST_DIR/build.sh" "$tmp")
 	fi
+	# The tree the kernel was built from, for tests that need its own
+	# files (selftests/kselftest_veth.sh runs its net/veth.sh).
+	if [ -n "${KERNEL_SRC:-}" ]; then
+		XDPLAB_KSRC=$(cd "$KERNEL_SRC" && pwd)
+	else
+		XDPLAB_KSRC=$(cache_dir)/trees/$(basename "$("$VMTEST_DIR/source.sh")")-work
+	fi
+	export XDPLAB_KSRC
 	label="Linux 6.12 PATCHES=${PATCHES:-$([ -n "${KERNEL_SRC:-}" ] && echo none || echo all)}$([ "${DEBUG:-0}" = 0 ] || echo ' DEBUG=1')"
 	[ -z "${KERNEL_SRC:-}" ] || label="$KERNEL_SRC"
 	;;
