@@ -128,13 +128,17 @@ TEST(gem_link)
 	ASSERT_GT(sys_num(ifname, "speed"), 0, "PHY reports a speed");
 }
 
-/* Echo request out, reply in, of 64, 1500 and jumbo frame sizes */
+/* Echo request out, reply in, of 64, 1500 and jumbo frame sizes. The
+ * jumbo frame is 8146 bytes at MTU 9000, not 9018: QEMU 7.2's GEM reads a
+ * TX descriptor's length with 13 bits, so a guest frame of 8192 bytes or
+ * more leaves truncated (kernel-patches/macb/README.md).
+ */
 TEST(gem_icmp)
 {
 	static const struct {
 		const char *name;
 		int mtu, payload;
-	} s[] = { { "64", 1500, 18 }, { "1500", 1500, 1472 }, { "jumbo", 9000, 8972 } };
+	} s[] = { { "64", 1500, 18 }, { "1500", 1500, 1472 }, { "jumbo", 9000, 8100 } };
 	char ifname[IF_NAMESIZE];
 	const char *peer;
 
@@ -157,14 +161,6 @@ TEST(gem_icmp)
 		st = ping_peer(ifname, peer, s[i].payload, 5);
 		rx = sys_num(ifname, "statistics/rx_packets") - rx;
 		tx = sys_num(ifname, "statistics/tx_packets") - tx;
-		if (st && s[i].mtu > 1500 && tx >= 5 && rx < 5) {
-			/* sent, and the peer answered (the tap has MTU 9000), but
-			 * nothing came in: the stock driver's limit or QEMU's
-			 */
-			test__skip("%s sent %lld jumbo frames but received %lld: no jumbo RX on this GEM",
-				   ifname, tx, rx);
-			continue;
-		}
 		ASSERT_OK(st, "5 replies");
 		ASSERT_GE(rx, 5, "rx_packets");
 		ASSERT_GE(tx, 5, "tx_packets");
