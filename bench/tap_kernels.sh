@@ -3,19 +3,31 @@
 #
 # The numbers of issue 6 (kernel-patches/tun): tap XDP_DROP and XDP_PASS,
 # frames via write() and via vhost-net, 64 B, 1500 B and 9000 B GSO, on
-# Linux 6.12 without and with the tun series. Each kernel is booted once
-# (make vmtest, TCG) and runs every point ROUNDS times, rounds interleaved
-# (build/xdplab-bench tap-vhost). The table gives, per point, the medians
-# (min-max) on each kernel and patched / stock: the ratio of round i on one
-# kernel to round i on the other, median (min-max) over the rounds.
+# Linux 6.12 without and with the tun series. The two kernels are booted
+# in turn (make vmtest, TCG), BOOTS times each, in ABBA order (stock,
+# patched, patched, stock, ...) so that a steady drift of the host
+# favours neither; every boot
+# first runs one unrecorded pass over its points (1 s samples: TCG
+# translates the hot paths, the pool fills), then ROUNDS rounds of every
+# point (build/xdplab-bench tap-vhost, rounds interleaved). Sample j of
+# the patched kernel (boot b, round r) is paired with sample j of stock
+# (same boot number, same round), so a slow stretch of the host spreads
+# over both kernels instead of one. The table gives, per point, the
+# medians (min-max) over all samples of each kernel and patched / stock:
+# the median (min-max) of the per-pair ratios.
 #
-#   bench/tap_kernels.sh [-r ROUNDS] [-d SECONDS] [-n] [-o DIR]
-#                        --stock IMAGE --patched IMAGE
+#   bench/tap_kernels.sh [-r ROUNDS] [-d SECONDS] [-b BOOTS] [-n] [-a]
+#                        [-t CMD] [-o DIR] --stock IMAGE --patched IMAGE
 #
-#   -r ROUNDS   samples of each point (default 3)
+#   -r ROUNDS   samples of each point a boot (default 3)
 #   -d SECONDS  seconds a sample (default 3)
-#   -n          also the IFF_NAPI rows
-#   -o DIR      keeps stock.json, patched.json, the logs and table.md
+#   -b BOOTS    boots of each kernel, alternating (default 1)
+#   -n          also the IFF_NAPI rows (64 and 1500 B)
+#   -a          every point; default: the 9000 B GSO rows without IFF_NAPI
+#   -t CMD      run CMD in the first boot of the patched kernel before
+#               measuring (e.g. "build/test_xdplab -t 'tun_*'"); the run
+#               stops if it fails (vmtest also fails on a kernel splat)
+#   -o DIR      keeps KERNEL-BOOT.json, the logs and table.md
 #               (default /tmp/tap-kernels-DATE)
 #   --stock IMAGE, --patched IMAGE   bzImages to boot (make vmtest KERNEL=)
 #
@@ -26,13 +38,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 me=tap_kernels
 die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
-rounds=3 secs=3 napi=0 out="" stock="" patched=""
+rounds=3 secs=3 boots=1 napi=0 all=0 pre="" out="" stock="" patched=""
 argv=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-r) [ $# -ge 2 ] || die "-r wants a count"; rounds=$2; shift 2 ;;
 	-d) [ $# -ge 2 ] || die "-d wants seconds"; secs=$2; shift 2 ;;
+	-b) [ $# -ge 2 ] || die "-b wants a count"; boots=$2; shift 2 ;;
 	-n) napi=1; shift ;;
+	-a) all=1; shift ;;
+	-t) [ $# -ge 2 ] || die "-t wants a command"; pre=$2; shift 2 ;;
 	-o) [ $# -ge 2 ] || die "-o wants a directory"; out=$2; shift 2 ;;
 	--stock) [ $# -ge 2 ] || die "--stock wants a bzImage"; stock=$2; shift 2 ;;
 	--patched) [ $# -ge 2 ] || die "--patched wants a bzImage"; patched=$2; shift 2 ;;
@@ -42,6 +57,7 @@ while [ $# -gt 0 ]; do
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "-r wants a count, got '$rounds'"
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || die "-d wants seconds, got '$secs'"
+[[ "$boots" =~ ^[1-9]$ ]] || die "-b wants a count from 1 to 9, got '$boots'"
 [ -f "$stock" ] || die "stock kernel image '${stock}' does not exist" "pass --stock /path/to/bzImage"
 [ -f "$patched" ] || die "patched kernel image '${patched}' does not exist" "pass --patched /path/to/bzImage"
 out=${out:-/tmp/$me-$(date +%Y%m%d-%H%M%S)}
@@ -52,37 +68,59 @@ for size in 64 1500 gso9000; do
 	for verdict in drop pass; do
 		for path in write vhost; do
 			pts+=" -p tap-vhost/$size/$verdict/$path/napi-off"
-			[ "$napi" = 0 ] || pts+=" -p tap-vhost/$size/$verdict/$path/napi-on"
+			[ "$napi" = 1 ] || continue
+			[ "$size" != gso9000 ] || [ "$all" = 1 ] || continue
+			pts+=" -p tap-vhost/$size/$verdict/$path/napi-on"
 		done
 	done
 done
 make -s all build/xdplab-bench >/dev/null
 repro="bench/$me.sh $(printf "%q " "${argv[@]}")"
 
-for k in stock patched; do
-	img=$stock
-	[ "$k" = stock ] || img=$patched
-	cmd="build/xdplab-bench$pts -r $rounds -d $secs --no-plot -o /tmp/$me >&2"
-	cmd+=" && echo XDPLAB-TAPK-JSON && cat /tmp/$me/results.json && echo XDPLAB-TAPK-END"
-	echo "$me: $k kernel ($img), log: $out/$k.log" >&2
-	if ! VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600} make -s vmtest KERNEL="$img" CMD="$cmd" \
-		>"$out/$k.log" 2>&1; then
-		tail -n 20 "$out/$k.log" >&2
-		die "the run on the $k kernel failed; its log: $out/$k.log"
-	fi
-	sed -n '/^XDPLAB-TAPK-JSON/,/^XDPLAB-TAPK-END/p' "$out/$k.log" | sed '1d;$d' |
-		tr -d '\r' >"$out/$k.json"
+for b in $(seq 1 "$boots"); do
+	order="stock patched"
+	[ $((b % 2)) = 1 ] || order="patched stock"
+	for k in $order; do
+		img=$stock cmd=""
+		[ "$k" = stock ] || img=$patched
+		if [ "$k" = patched ] && [ -n "$pre" ] && [ "$b" = 1 ]; then
+			cmd="{ $pre; } >&2 || { echo '$me: -t command failed' >&2; exit 1; };"
+		fi
+		cmd+=" build/xdplab-bench$pts -r 1 -d 1 --no-plot -o /tmp/$me-warm >/dev/null 2>&1;"
+		cmd+=" build/xdplab-bench$pts -r $rounds -d $secs --no-plot -o /tmp/$me >&2"
+		cmd+=" && echo XDPLAB-TAPK-JSON && cat /tmp/$me/results.json && echo XDPLAB-TAPK-END"
+		echo "$me: $k kernel, boot $b of $boots ($img), log: $out/$k-$b.log" >&2
+		if ! VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600} make -s vmtest KERNEL="$img" CMD="$cmd" \
+			>"$out/$k-$b.log" 2>&1; then
+			tail -n 20 "$out/$k-$b.log" >&2
+			die "the run on the $k kernel failed; its log: $out/$k-$b.log"
+		fi
+		sed -n '/^XDPLAB-TAPK-JSON/,/^XDPLAB-TAPK-END/p' "$out/$k-$b.log" | sed '1d;$d' |
+			tr -d '\r' >"$out/$k-$b.json"
+	done
 done
 
-python3 - "$out" "$repro" <<'EOF' | tee "$out/table.md"
+python3 - "$out" "$repro" "$boots" <<'EOF' | tee "$out/table.md"
 import json, statistics, sys
 
-out, repro = sys.argv[1], sys.argv[2]
-runs = {k: json.load(open(f"{out}/{k}.json")) for k in ("stock", "patched")}
+out, repro, boots = sys.argv[1], sys.argv[2], int(sys.argv[3])
+runs = {k: [json.load(open(f"{out}/{k}-{b}.json")) for b in range(1, boots + 1)]
+        for k in ("stock", "patched")}
 
-def points(run):
-    return {p["id"]: p for sc in run["scenarios"] if sc["name"] == "tap-vhost"
-            for p in sc["points"]}
+def points(boots):
+    """Each point of the first boot, its samples those of every boot in turn."""
+    pts = {}
+    for run in boots:
+        for sc in run["scenarios"]:
+            if sc["name"] != "tap-vhost":
+                continue
+            for p in sc["points"]:
+                q = pts.setdefault(p["id"], {**p, "metrics": {}})
+                if p.get("error"):
+                    q["error"] = p["error"]
+                for m, v in p.get("metrics", {}).items():
+                    q["metrics"].setdefault(m, {"samples": []})["samples"] += v["samples"]
+    return pts
 
 def mmm(v, nd=1):
     if not v:
@@ -95,12 +133,13 @@ def ratio(a, b):
 
 s, p = points(runs["stock"]), points(runs["patched"])
 print()
-sc0 = next(sc for sc in runs["stock"]["scenarios"] if sc["name"] == "tap-vhost")
-print(f"{sc0['rounds']} rounds of {sc0['sample_seconds']} s "
-      "on each kernel, median (min–max); patched / stock pairs round i of one run "
-      "with round i of the other")
+sc0 = next(sc for sc in runs["stock"][0]["scenarios"] if sc["name"] == "tap-vhost")
+print(f"{boots} boot(s) of each kernel, ABBA order, each {sc0['rounds']} rounds of "
+      f"{sc0['sample_seconds']} s after an unrecorded pass; median (min–max) over the "
+      "samples; patched / stock: median (min–max) of the ratios of sample j of one "
+      "kernel to sample j of the other (same boot number, same round)")
 for k in ("stock", "patched"):
-    print(f"- {k}: {runs[k]['kernel'].get('release')}")
+    print(f"- {k}: {runs[k][0]['kernel'].get('release')}")
 print(f"- reproduce: `{repro.strip()}`")
 print()
 print("| point | stock kpps | patched kpps | patched / stock | stock sys ns/frame "
@@ -120,4 +159,4 @@ for pid, sp in s.items():
 print("\n(kpps: frames that went into the tap per second; sys ns/frame: system + softirq "
       "CPU a frame)")
 EOF
-echo "$me: results in $out (stock.json, patched.json, the logs, table.md)" >&2
+echo "$me: results in $out (KERNEL-BOOT.json, the logs, table.md)" >&2
