@@ -102,6 +102,7 @@ END {
 			su[n] = usrx(a, "system+softirq"); pu[n] = usrx(b, "system+softirq"); eff[n] = pu[n] / su[n]
 			tot[n] = us(b, "system+softirq") / us(a, "system+softirq")
 		}
+		pairs[nm] = n
 		label = nm
 		if ((("none" SUBSEP nm) in mode)) label = nm " (stock " mode["none" SUBSEP nm] ", patched " mode["macb" SUBSEP nm] ")"
 		if (!n) { printf "| %s | %.0f | no round without a stall | | | | | | | | | |\n", label, offered[nm] / 1000; continue }
@@ -114,7 +115,9 @@ END {
 			stats(sp, n, "%.1f"), stats(pp, n, "%.1f"), stats(ratio, n, "%.2f"), scpu, pcpu,
 			stats(su, n, "%.1f"), stats(pu, n, "%.1f"), stats(eff, n, "%.2f"), stats(tot, n, "%.2f")
 	}
-	printf "\n%d rounds, stock and patched booted alternately; each cell: median (min–max) over the rounds without a stall;\n", rounds
+	printf "\n%d rounds, stock and patched booted alternately; each cell: median (min–max) over the rounds with both samples and no stall (", rounds
+	for (o = 1; o <= 3; o++) if (order[o] in pairs) printf "%s%s: %d", (o > 1 ? ", " : ""), order[o], pairs[order[o]]
+	printf ");\n"
 	printf "GEM rx: medians of the interface'"'"'s rx_packets rate; delivered: datagrams to the socket (UDP rows) or dropped by the program (XDP_DROP).\n"
 	printf "CPU: medians, %% of one core (200 = both A72s), over each measurement; µs: system+softirq CPU time per frame.\n"
 	for (k in bad) { split(k, kk, SUBSEP); printf "stalled or uncounted samples: %s %s: %d\n", kk[1] == "none" ? "stock" : "patched", kk[2], bad[k] }
