@@ -749,7 +749,7 @@ TEST(macb_xdp_mtu_limit)
 		 test__path("xdp_pass.bpf.o"));
 	st = sh_out(out, sizeof(out), "%s", cmd);
 	ASSERT_NEQ(st, 0, "linear-only program refused");
-	ASSERT_STRSTR(out, "too large for an XDP program without fragments support", "extack");
+	ASSERT_STRSTR(out, "too large for an XDP program without frags", "extack");
 	snprintf(cmd, sizeof(cmd), "ip link set dev %s xdpdrv obj %s sec xdp.frags 2>&1", ifname,
 		 test__path("xdp_pass.bpf.o"));
 	ASSERT_OK(sh_out(out, sizeof(out), "%s", cmd), "frags program accepted");
