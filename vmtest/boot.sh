@@ -14,9 +14,10 @@
 #   Environment: CMD (the command, run with bash -c in the checkout),
 #   VMTEST_ARCH (x86_64), VMTEST_TIMEOUT (seconds, default 1800; 0 = none),
 #   VMTEST_MEM (MiB, default 2048), VMTEST_SMP (default 2), XDPLAB_KVM
-#   (auto, 0 or 1; see vmtest/kvm.sh), VMTEST_VERBOSE=1 (show the boot
-#   log; by default kernel messages before the command starts are only
-#   logged), XDPLAB_CACHE.
+#   (auto, 0 or 1; see vmtest/kvm.sh), VMTEST_ICOUNT (TCG only: the
+#   guest's clock counts instructions, 2^N ns each, see vmtest/README.md),
+#   VMTEST_VERBOSE=1 (show the boot log; by default kernel messages before
+#   the command starts are only logged), XDPLAB_CACHE.
 #
 # The console log is kept in <cache>/runs/<time>-<pid>/console.log;
 # <cache>/runs/latest points at the newest run.
@@ -46,6 +47,8 @@ smp=${VMTEST_SMP:-2}
 cmd=${CMD:-}
 [ "$interactive" = 1 ] || [ -n "$cmd" ] || die "nothing to run" "give CMD='...' (or use make vmshell)"
 [[ "$timeout" =~ ^[0-9]+$ ]] || die "VMTEST_TIMEOUT=$timeout: expected seconds"
+icount=${VMTEST_ICOUNT:-}
+[[ "$icount" =~ ^([0-9]|10)?$ ]] || die "VMTEST_ICOUNT=$icount: expected a shift from 0 to 10" "e.g. VMTEST_ICOUNT=3: 8 ns of guest time an instruction"
 
 cache=$(cache_dir)
 mkdir -p "$cache/runs"
@@ -101,6 +104,13 @@ arm64)
 	[ "$interactive" = 0 ] || die "no interactive shell on the arm64 board yet" "use CMD='...'"
 	;;
 esac
+# Deterministic guest time: the clock advances 2^icount ns per instruction
+# executed (idle skips to the next timer), so rates measured in the guest
+# are per instruction, whatever the host's load. TCG only.
+if [ -n "$icount" ]; then
+	[ "${accel[1]}" = tcg ] || die "VMTEST_ICOUNT needs TCG, this guest runs under ${accel[1]}" "add XDPLAB_KVM=0"
+	accel+=(-icount "shift=$icount,sleep=on")
+fi
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
 
 append="console=$console ${extra:-} $stall_opts $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
@@ -183,7 +193,7 @@ if [ "$interactive" = 1 ]; then
 	exit 0
 fi
 
-log "booting $label under ${accel[1]} (timeout ${timeout}s; log: $log)"
+log "booting $label under ${accel[1]}${icount:+ with -icount shift=$icount} (timeout ${timeout}s; log: $log)"
 qargs+=(-serial stdio -monitor none)
 # Show the guest from the start marker on (everything with VMTEST_VERBOSE=1)
 # and say how long the boot took.
