@@ -79,7 +79,9 @@ function stats(arr, n, fmt,   lo, hi, i, m) { lo = hi = arr[1]; for (i = 2; i <=
 function us(s, cols,   a, i, n, t) { n = split(cols, a, "+"); t = 0; for (i = 1; i <= n; i++) t += kv(s, a[i]); return kv(s, "pps") > 0 ? t * 1e4 / kv(s, "pps") : -1 }
 # the same per frame the GEM received (rx)
 function usrx(s, cols,   a, i, n, t) { n = split(cols, a, "+"); t = 0; for (i = 1; i <= n; i++) t += kv(s, a[i]); return kv(s, "rx") > 0 ? t * 1e4 / kv(s, "rx") : -1 }
-{ key = $1 SUBSEP $2 SUBSEP $3; line[key] = $0; names[$3] = 1; offered[$3] = kv($0, "offered")
+{ key = $1 SUBSEP $2 SUBSEP $3; line[key] = $0; names[$3] = 1
+  # a kernel message on the console can split a RESULT line: keep the offered rate seen
+  if (kv($0, "offered") != "") offered[$3] = kv($0, "offered")
   if ($0 ~ /mode=/) mode[$2 SUBSEP $3] = kv($0, "mode")
   if (kv($0, "stalled") != "0" || kv($0, "pps") + 0 <= 0) { bad[$2 SUBSEP $3]++ } }
 END {
