@@ -113,6 +113,20 @@ int cli_wait_attached(struct cli_bg *bg, const char *ns, const char *ifname, dou
 	return -1;
 }
 
+bool cli_attach(struct cli_bg *bg, const char *ns, const char *ifname, const char *args)
+{
+	static char out[16384];
+
+	if (!ASSERT_OK(cli_start(bg, ns, args), "start xdplab"))
+		return false;
+	if (!ASSERT_OK(cli_wait_attached(bg, ns, ifname, 20), "program attached")) {
+		cli_stop(bg, SIGKILL, 5, out, sizeof(out));
+		fprintf(stdout, "%s", out);
+		return false;
+	}
+	return true;
+}
+
 int cli_stop(struct cli_bg *bg, int sig, double timeout, char *out, size_t len)
 {
 	double end = now_secs() + timeout;

@@ -21,6 +21,10 @@ int cli_start(struct cli_bg *bg, const char *ns, const char *args);
  * exited. Returns 0 once attached.
  */
 int cli_wait_attached(struct cli_bg *bg, const char *ns, const char *ifname, double timeout);
+/* cli_start() + cli_wait_attached() (20 s) with their assertions; on
+ * failure the child is killed and its output printed. True once attached.
+ */
+bool cli_attach(struct cli_bg *bg, const char *ns, const char *ifname, const char *args);
 /* Sends sig (0: none, just wait), waits at most timeout seconds (then
  * SIGKILL), collects the output into out. Returns the exit status, 128+sig
  * if killed, or -1.

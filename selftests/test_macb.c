@@ -415,19 +415,6 @@ static int wait_carrier(const char *ifname, double timeout)
 	return -1;
 }
 
-/* Attach `xdplab ARGS` in the background and wait for it */
-static bool cli_attach(struct cli_bg *bg, const char *ifname, const char *args)
-{
-	if (!ASSERT_OK(cli_start(bg, NULL, args), "start xdplab"))
-		return false;
-	if (!ASSERT_OK(cli_wait_attached(bg, NULL, ifname, 20), "program attached")) {
-		cli_stop(bg, SIGKILL, 5, out, sizeof(out));
-		fprintf(stdout, "%s", out);
-		return false;
-	}
-	return true;
-}
-
 static bool cli_detach(struct cli_bg *bg, const char *ifname)
 {
 	int st = cli_stop(bg, SIGINT, 10, out, sizeof(out));
@@ -554,7 +541,7 @@ TEST(macb_xdp_verdicts)
 		if (!test__start_subtest(v[i].name))
 			continue;
 		snprintf(args, sizeof(args), v[i].args, ifname);
-		if (!cli_attach(&bg, ifname, args))
+		if (!cli_attach(&bg, NULL, ifname, args))
 			continue;
 		/* the reopen on attach takes the link down and up */
 		wait_carrier(ifname, 10);
@@ -608,7 +595,7 @@ TEST(macb_xdp_redirect)
 		} else if (cli_wait_attached(&bg2, vp.ns[1], vp.ifname[1], 20) == 0) {
 			snprintf(args, sizeof(args), "redirect %s %s --proto icmp --json -q", ifname,
 				 vp.ifname[0]);
-			if (cli_attach(&bg, ifname, args)) {
+			if (cli_attach(&bg, NULL, ifname, args)) {
 				wait_carrier(ifname, 10);
 				estats_read(ifname, &a);
 				ASSERT_NEQ(ping_peer(ifname, peer, 56, 10, "0.1"), 0,
@@ -642,7 +629,7 @@ TEST(macb_xdp_redirect)
 			     *mac ? mac : "ff:ff:ff:ff:ff:ff", vp.ifname[1]), "route to the peer");
 		snprintf(args, sizeof(args), "redirect %s %s --proto icmp --json -q", vp.ifname[0],
 			 ifname);
-		if (cli_attach(&bg, vp.ifname[0], args)) {
+		if (cli_attach(&bg, NULL, vp.ifname[0], args)) {
 			estats_free(&a);
 			estats_free(&b);
 			estats_read(ifname, &a);
@@ -697,7 +684,7 @@ TEST(macb_cycles)
 	if (test__start_subtest("attach_detach")) {
 		snprintf(args, sizeof(args), "tx %s --proto udp --port 9 --json -q", ifname);
 		for (int i = 0; i < CYCLES; i++) {
-			if (!cli_attach(&bg, ifname, args))
+			if (!cli_attach(&bg, NULL, ifname, args))
 				break;
 			usleep(300000);
 			if (!cli_detach(&bg, ifname))

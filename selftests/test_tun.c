@@ -366,13 +366,8 @@ static void one_verdict(const char *ns, struct tap *t0, struct tap *t1, struct v
 		if (!ASSERT_GE(sfd, 0, "udp socket"))
 			return;
 	}
-	if (!ASSERT_OK(cli_start(&bg, ns, args[v]), "start xdplab"))
+	if (!cli_attach(&bg, ns, TAP0, args[v]))
 		goto out;
-	if (!ASSERT_OK(cli_wait_attached(&bg, ns, TAP0, 20), "program attached")) {
-		cli_stop(&bg, SIGKILL, 5, out, sizeof(out));
-		fprintf(stdout, "%s", out);
-		goto out;
-	}
 	for (enum path p = VIA_WRITE; p <= VIA_VHOST; p++) {
 		if (p == VIA_VHOST && !vn)
 			continue;
@@ -638,6 +633,22 @@ out:
 	return ret;
 }
 
+/* After a tap is gone, its pools go at once when all their pages are back,
+ * or within the page pool's release retries (a second apart) otherwise.
+ */
+static void assert_pools_gone(const char *ns, const char *what)
+{
+	struct pp_info pools = {};
+
+	for (int i = 0; i < 50; i++) {
+		if (!pp_dump(ns, 0, false, &pools) && !pools.npools)
+			break;
+		usleep(200 * 1000);
+	}
+	ASSERT_EQ(pools.npools, 0, what);
+	ASSERT_EQ(pools.inflight, 0, "pages in flight");
+}
+
 /* The series is there when a tap has page pools of its own. */
 static bool tap_has_pool(const char *ns, const struct tap *t, char *why, size_t len)
 {
@@ -664,7 +675,6 @@ static void dropped_buffer_freed(void)
 	static const enum size_kind sizes[] = { SZ_64, SZ_1500, SZ_64 };
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t = { .fd = -1 };
-	struct pp_info pools;
 	static struct frame f;
 	struct cli_bg bg;
 
@@ -672,14 +682,8 @@ static void dropped_buffer_freed(void)
 		return;
 	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t), "tap"))
 		goto out;
-	if (!ASSERT_OK(cli_start(&bg, ns, "drop " TAP0 " --proto udp --port 7100 --json -q"),
-		       "start xdplab"))
+	if (!cli_attach(&bg, ns, TAP0, "drop " TAP0 " --proto udp --port 7100 --json -q"))
 		goto out;
-	if (!ASSERT_OK(cli_wait_attached(&bg, ns, TAP0, 20), "program attached")) {
-		cli_stop(&bg, SIGKILL, 5, out, sizeof(out));
-		fprintf(stdout, "%s", out);
-		goto out;
-	}
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		frame_build(&f, &t, sizes[i]);
 		ASSERT_EQ(send_write(&t, &f, 16), 16, "written");
@@ -687,16 +691,7 @@ static void dropped_buffer_freed(void)
 	if (cli_stop_ok(&bg, ns, TAP0))
 		ASSERT_GE(json_num(out, "\"summary\"", "drop"), 48, "program dropped the frames");
 	tap_close(&t);
-	/* As in delete_under_traffic: gone at once, or within the pool's
-	 * release retries.
-	 */
-	for (int i = 0; i < 50; i++) {
-		if (!pp_dump(ns, 0, false, &pools) && !pools.npools)
-			break;
-		usleep(200 * 1000);
-	}
-	ASSERT_EQ(pools.npools, 0, "page pools left after closing the tap");
-	ASSERT_EQ(pools.inflight, 0, "pages in flight");
+	assert_pools_gone(ns, "page pools left after closing the tap");
 out:
 	tap_close(&t);
 	netns_del(ns);
@@ -706,7 +701,7 @@ TEST(tun_page_pool)
 {
 	char ns[NETNS_NAME_MAX] = "", why[128];
 	struct tap t0 = { .fd = -1 };
-	struct pp_info before, after, pools;
+	struct pp_info before, after;
 	static struct frame f;
 	int sfd = -1;
 
@@ -769,16 +764,7 @@ TEST(tun_page_pool)
 		ASSERT_OK(sh("ip -n %s link del " TAP0, ns), "delete under traffic");
 		waitpid(pid, &st, 0);
 		tap_close(&t0);
-		/* Pools whose pages are all back go at once; others within
-		 * the page pool's release retries (a second apart).
-		 */
-		for (int i = 0; i < 50; i++) {
-			if (!pp_dump(ns, 0, false, &pools) && !pools.npools)
-				break;
-			usleep(200 * 1000);
-		}
-		ASSERT_EQ(pools.npools, 0, "page pools left in the namespace");
-		ASSERT_EQ(pools.inflight, 0, "pages in flight");
+		assert_pools_gone(ns, "page pools left in the namespace");
 	}
 	if (test__start_subtest("dropped_buffer_freed"))
 		dropped_buffer_freed();
@@ -864,13 +850,8 @@ static void mb_verdict(const char *ns, struct tap *t0, struct tap *t1, enum verd
 		if (!ASSERT_GE(sfd, 0, "udp socket"))
 			return;
 	}
-	if (!ASSERT_OK(cli_start(&bg, ns, args), "start xdplab"))
+	if (!cli_attach(&bg, ns, TAP0, args))
 		goto out;
-	if (!ASSERT_OK(cli_wait_attached(&bg, ns, TAP0, 20), "program attached")) {
-		cli_stop(&bg, SIGKILL, 5, out, sizeof(out));
-		fprintf(stdout, "%s", out);
-		goto out;
-	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		static struct frame f;
 		char what[64];
