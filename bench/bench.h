@@ -109,7 +109,7 @@ struct scen {
 };
 
 extern const struct scenario scen_veth_tcp, scen_veth_redirect, scen_small_udp, scen_tap,
-	scen_prog_cost, scen_peers;
+	scen_prog_cost, scen_peers, scen_veth_flip;
 
 /*
  * lib/netns.h's sh() runs system(), which ignores SIGINT in the caller

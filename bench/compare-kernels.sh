@@ -185,6 +185,17 @@ for pid in order:
             else:
                 vals.append("n/a")
         print(f"| {pid} | {rn} | " + " | ".join(cells) + " | " + " | ".join(vals) + " |")
+    if not ratio_names:
+        # A point that is a ratio itself (veth-flip: XDP ÷ no XDP inside one
+        # stream): its main metric, and the two rates it divides.
+        cells = [fmt((pts[pid].get(n) or {}).get("metrics", {}).get(metric[pid]))
+                 for n in names]
+        vals = []
+        for n in names:
+            ms = (pts[pid].get(n) or {}).get("metrics", {})
+            vals.append(f"{fmt(ms.get('gbps_xdp'), VD)} / {fmt(ms.get('gbps_none'), VD)}"
+                        if "gbps_xdp" in ms else "n/a")
+        print(f"| {pid} | {unit[pid]} | " + " | ".join(cells) + " | " + " | ".join(vals) + " |")
     for n in names:
         e = (pts[pid].get(n) or {}).get("error")
         if e:
@@ -237,6 +248,13 @@ for pid in order:
         for r in (pts[pid].get(n) or {}).get("ratios", []):
             vals = " ".join(f"{v:.{RD}f}" for v in r["ratio"].get("samples", []) if v is not None)
             print(f"- {pid} {r['name']}, {n}: {vals}")
+for pid in order:
+    for n in names:
+        p = pts[pid].get(n) or {}
+        if not p.get("ratios") and p.get("metrics", {}).get(metric[pid]):
+            vals = " ".join(f"{v:.{RD}f}" for v in p["metrics"][metric[pid]].get("samples", [])
+                            if v is not None)
+            print(f"- {pid}, {n}: {vals}")
 for pid, rn, n, per, c, cb in cost_rows:
     vals = " ".join(f"{v:.{RD}f}" for v in per if v is not None)
     print(f"- {pid} {rn}, CPU per byte, {n}: {vals}")

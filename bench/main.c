@@ -29,7 +29,8 @@ volatile int bench_stop;
 extern const struct scenario scen_tap_vhost;	/* bench/tap_vhost.c */
 
 static const struct scenario *const all_scenarios[] = {
-	&scen_veth_tcp, &scen_veth_redirect, &scen_small_udp, &scen_tap, &scen_prog_cost,
+	&scen_veth_tcp, &scen_veth_flip, &scen_veth_redirect, &scen_small_udp, &scen_tap,
+	&scen_prog_cost,
 	&scen_peers,
 	&scen_tap_vhost,
 };
@@ -166,7 +167,8 @@ static const struct argp_option options[] = {
 	{ "alternate", OPT_ALTERNATE, NULL, 0, "odd rounds take the points in reverse order, "
 	  "so that a point and its baseline swap places (ABBA)", 0 },
 	{ "pin", OPT_PIN, NULL, 0, "veth-tcp: iperf3 client on CPU 0, server on CPU 1 "
-	  "(iperf3 -A 0,1), so the scheduler cannot put both on one CPU", 0 },
+	  "(iperf3 -A 0,1), so the scheduler cannot put both on one CPU; tap-vhost: "
+	  "the writer on CPU 0, the socket reader on CPU 1", 0 },
 	{ "point", 'p', "GLOB", 0, "only points whose id matches (with their baselines); "
 	  "repeatable, see --list", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list scenarios and point ids, run nothing", 0 },
@@ -279,6 +281,8 @@ static const char doc[] =
 	"Scenarios (default: all):\n"
 	"  veth-tcp       iperf3 TCP through veth, MTU 1500/8000/9000, XDP_PASS\n"
 	"                 frags / non-frags / none, receiver GRO on / off (seed 000)\n"
+	"  veth-flip      the veth-tcp XDP_PASS ratio inside one iperf3 stream: the\n"
+	"                 program attached and detached in -d second windows\n"
 	"  veth-redirect  live frames -> veth -> xdp_redirect_map -> veth pair ->\n"
 	"                 xdp_rxq_info pass / drop, or GRO and no program (seed 003)\n"
 	"  small-udp      iperf3 -u 64/128 B with and without XDP; XDP_DROP of\n"
