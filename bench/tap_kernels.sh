@@ -17,13 +17,29 @@
 # the median (min-max) of the per-pair ratios.
 #
 #   bench/tap_kernels.sh [-r ROUNDS] [-d SECONDS] [-b BOOTS] [-n] [-a]
-#                        [-t CMD] [-o DIR] --stock IMAGE --patched IMAGE
+#                        [-c CPUS] [-I SHIFT] [-P] [-p POINT]... [-t CMD]
+#                        [-o DIR] --stock IMAGE --patched IMAGE
 #
 #   -r ROUNDS   samples of each point a boot (default 3)
 #   -d SECONDS  seconds a sample (default 3)
 #   -b BOOTS    boots of each kernel, alternating (default 1)
 #   -n          also the IFF_NAPI rows (64 and 1500 B)
 #   -a          every point; default: the 9000 B GSO rows without IFF_NAPI
+#   -p POINT    only these points (xdplab-bench ids or globs, repeatable,
+#               e.g. -p 'tap-vhost/64/drop/write/*'); default: as -n/-a say
+#   -c CPUS     the guest's vCPUs (VMTEST_SMP, default 2). With 1, the
+#               writer, the softirq work and the socket reader share one
+#               vCPU: the rate is bound by CPU alone
+#   -I SHIFT    run the guest with QEMU's -icount shift=SHIFT
+#               (VMTEST_ICOUNT; TCG only): the guest's clock advances
+#               2^SHIFT ns per instruction executed, so with -c 1 kpps is
+#               frames per instruction-time and sys ns/frame counts the
+#               kernel's instructions a frame (times 2^SHIFT), whatever
+#               the host's load; 3 keeps about real time here. Use with
+#               -c 1 (a second vCPU would only take turns with the first)
+#   -P          pin the writer (write() or the vhost-net client) to guest
+#               CPU 0 and the socket reader to CPU 1 (xdplab-bench --pin;
+#               needs -c 2 or more)
 #   -t CMD      run CMD in the first boot of the patched kernel before
 #               measuring (e.g. "build/test_xdplab -t 'tun_*'"); the run
 #               stops if it fails (vmtest also fails on a kernel splat)
@@ -39,6 +55,7 @@ cd "$(dirname "$0")/.."
 me=tap_kernels
 die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
 rounds=3 secs=3 boots=1 napi=0 all=0 pre="" out="" stock="" patched=""
+cpus=2 icount="" pin="" sel=()
 argv=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -47,6 +64,10 @@ while [ $# -gt 0 ]; do
 	-b) [ $# -ge 2 ] || die "-b wants a count"; boots=$2; shift 2 ;;
 	-n) napi=1; shift ;;
 	-a) all=1; shift ;;
+	-p) [ $# -ge 2 ] || die "-p wants a point id or glob"; sel+=("$2"); shift 2 ;;
+	-c) [ $# -ge 2 ] || die "-c wants a vCPU count"; cpus=$2; shift 2 ;;
+	-I) [ $# -ge 2 ] || die "-I wants an icount shift"; icount=$2; shift 2 ;;
+	-P) pin=" --pin"; shift ;;
 	-t) [ $# -ge 2 ] || die "-t wants a command"; pre=$2; shift 2 ;;
 	-o) [ $# -ge 2 ] || die "-o wants a directory"; out=$2; shift 2 ;;
 	--stock) [ $# -ge 2 ] || die "--stock wants a bzImage"; stock=$2; shift 2 ;;
@@ -58,6 +79,9 @@ done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "-r wants a count, got '$rounds'"
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || die "-d wants seconds, got '$secs'"
 [[ "$boots" =~ ^[1-9]$ ]] || die "-b wants a count from 1 to 9, got '$boots'"
+[[ "$cpus" =~ ^([1-9]|1[0-6])$ ]] || die "-c wants a vCPU count from 1 to 16, got '$cpus'"
+[ -z "$pin" ] || [ "$cpus" -ge 2 ] || die "-P pins to CPUs 0 and 1, but -c $cpus gives the guest one" "drop -P, or use -c 2"
+[[ "$icount" =~ ^([0-9]|10)?$ ]] || die "-I wants an icount shift from 0 to 10, got '$icount'" "e.g. -I 3"
 [ -f "$stock" ] || die "stock kernel image '${stock}' does not exist" "pass --stock /path/to/bzImage"
 [ -f "$patched" ] || die "patched kernel image '${patched}' does not exist" "pass --patched /path/to/bzImage"
 out=${out:-/tmp/$me-$(date +%Y%m%d-%H%M%S)}
@@ -74,6 +98,10 @@ for size in 64 1500 gso9000; do
 		done
 	done
 done
+if [ ${#sel[@]} -gt 0 ]; then
+	pts=""
+	for p in "${sel[@]}"; do pts+=" -p $(printf "%q" "$p")"; done
+fi
 make -s all build/xdplab-bench >/dev/null
 repro="bench/$me.sh $(printf "%q " "${argv[@]}")"
 
@@ -86,11 +114,11 @@ for b in $(seq 1 "$boots"); do
 		if [ "$k" = patched ] && [ -n "$pre" ] && [ "$b" = 1 ]; then
 			cmd="{ $pre; } >&2 || { echo '$me: -t command failed' >&2; exit 1; };"
 		fi
-		cmd+=" build/xdplab-bench$pts -r 1 -d 1 --no-plot -o /tmp/$me-warm >/dev/null 2>&1;"
-		cmd+=" build/xdplab-bench$pts -r $rounds -d $secs --no-plot -o /tmp/$me >&2"
+		cmd+=" build/xdplab-bench$pts -r 1 -d 1$pin --no-plot -o /tmp/$me-warm >/dev/null 2>&1;"
+		cmd+=" build/xdplab-bench$pts -r $rounds -d $secs$pin --no-plot -o /tmp/$me >&2"
 		cmd+=" && echo XDPLAB-TAPK-JSON && cat /tmp/$me/results.json && echo XDPLAB-TAPK-END"
 		echo "$me: $k kernel, boot $b of $boots ($img), log: $out/$k-$b.log" >&2
-		if ! VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600} make -s vmtest KERNEL="$img" CMD="$cmd" \
+		if ! VMTEST_SMP=$cpus VMTEST_ICOUNT=$icount VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600} make -s vmtest KERNEL="$img" CMD="$cmd" \
 			>"$out/$k-$b.log" 2>&1; then
 			tail -n 20 "$out/$k-$b.log" >&2
 			die "the run on the $k kernel failed; its log: $out/$k-$b.log"
@@ -100,8 +128,8 @@ for b in $(seq 1 "$boots"); do
 	done
 done
 
-python3 - "$out" "$repro" "$boots" <<'EOF' | tee "$out/table.md"
-import json, statistics, sys
+CPUS=$cpus ICOUNT=$icount PIN=$pin python3 - "$out" "$repro" "$boots" <<'EOF' | tee "$out/table.md"
+import json, os, statistics, sys
 
 out, repro, boots = sys.argv[1], sys.argv[2], int(sys.argv[3])
 runs = {k: [json.load(open(f"{out}/{k}-{b}.json")) for b in range(1, boots + 1)]
@@ -122,6 +150,10 @@ def points(boots):
                     q["metrics"].setdefault(m, {"samples": []})["samples"] += v["samples"]
     return pts
 
+# Under -icount a ratio repeats to three digits: show them
+ICOUNT = os.environ.get("ICOUNT")
+RD = 3 if ICOUNT else 2
+
 def mmm(v, nd=1):
     if not v:
         return "n/a"
@@ -129,12 +161,15 @@ def mmm(v, nd=1):
 
 def ratio(a, b):
     r = [x / y for x, y in zip(a, b) if y]
-    return mmm(r, 2)
+    return mmm(r, RD)
 
 s, p = points(runs["stock"]), points(runs["patched"])
 print()
 sc0 = next(sc for sc in runs["stock"][0]["scenarios"] if sc["name"] == "tap-vhost")
-print(f"{boots} boot(s) of each kernel, ABBA order, each {sc0['rounds']} rounds of "
+print(f"{os.environ.get('CPUS', '2')} vCPU guest, "
+      f"{f'-icount shift={ICOUNT} (guest time counts instructions), ' if ICOUNT else 'host clock, '}"
+      f"{'writer pinned to CPU 0, socket reader to CPU 1, ' if os.environ.get('PIN') else ''}"
+      f"{boots} boot(s) of each kernel, ABBA order, each {sc0['rounds']} rounds of "
       f"{sc0['sample_seconds']} s after an unrecorded pass; median (min–max) over the "
       "samples; patched / stock: median (min–max) of the ratios of sample j of one "
       "kernel to sample j of the other (same boot number, same round)")

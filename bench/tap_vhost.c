@@ -17,6 +17,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,13 +245,24 @@ static double mono(void)
 static volatile int rx_run;
 static unsigned long long rx_count;
 
+/* --pin: this thread on CPU cpu only; -1 if it could not be moved. */
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) ? -1 : 0;
+}
+
 static void *rx_thread(void *arg)
 {
 	static char buf[64][2048];
 	struct mmsghdr mm[64];
 	struct iovec iov[64];
 
-	(void)arg;
+	if (arg && pin_to(1))
+		bench_log("tap-vhost: cannot pin the socket reader to CPU 1");
 	for (int i = 0; i < 64; i++) {
 		iov[i] = (struct iovec){ buf[i], sizeof(buf[i]) };
 		mm[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
@@ -282,6 +294,8 @@ static void sample(struct scen *s, struct point *p, int round)
 	char *xout = NULL;
 	int last_err = 0;
 	char *args[] = { prog == PROG_PASS ? "pass" : "drop", TAP, "-q", "--json", NULL };
+	cpu_set_t saved_cpus;
+	bool pinned = false;
 
 	if (path == VIA_VHOST && novhost[0]) {
 		point_err(p, "%s", novhost);
@@ -310,9 +324,20 @@ static void sample(struct scen *s, struct point *p, int round)
 	point_cmd(p, "xdplab-bench: %s %zu-byte UDP frames%s for %g s", path == VIA_VHOST ?
 		  "vhost-net TX ring (256 buffers, kicked every 64) with" : "writev() one at a time,",
 		  f->len, f->vh.gso_type ? " (virtio-net header: UDP GSO, 1448)" : "", s->duration);
+	/* --pin: the writer stays on CPU 0 and the socket reader on CPU 1,
+	 * so the scheduler cannot move one onto the other's CPU mid-sample.
+	 */
+	if (bench.pin) {
+		if (sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus) || pin_to(0)) {
+			point_err(p, "cannot pin the writer to CPU 0: %s", strerror(errno));
+			goto out;
+		}
+		pinned = true;
+		point_cmd(p, "xdplab-bench --pin: writer on CPU 0, socket reader on CPU 1");
+	}
 	rx_count = 0;
 	rx_run = 1;
-	if (pthread_create(&rx, NULL, rx_thread, NULL)) {
+	if (pthread_create(&rx, NULL, rx_thread, bench.pin ? (void *)1 : NULL)) {
 		point_err(p, "pthread_create failed");
 		goto out;
 	}
@@ -385,6 +410,8 @@ static void sample(struct scen *s, struct point *p, int round)
 	point_set(p, round, M_SYS, cs.system);
 	point_set(p, round, M_SOFTIRQ, cs.softirq);
 out:
+	if (pinned)
+		sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
 	free(xout);
 	child_close(&xdp);
 }
