@@ -213,6 +213,26 @@ int iperf3_server(struct child *c, const char *ns, int port, char *err, size_t e
 /* ethtool -K IFNAME gro on|off in ns. */
 int set_gro(const char *ns, const char *ifname, bool on);
 
+/* ---- a veth pair with an iperf3 server (iperf_pair.c) ---- */
+
+struct iperf_pair {
+	struct veth_pair vp;
+	struct child server;	/* iperf3 -s in vp.ns[1] */
+	bool server_up;
+	int mtu;		/* both ends' MTU now */
+};
+
+/* The pair (veth_pair_add(tag, id, mtu)), and the server if serve. */
+int iperf_pair_setup(struct iperf_pair *ip, struct scen *s, const char *tag, int id, int mtu,
+		     bool serve);
+/* Starts the server again if a failed client took it down; p->error says why not. */
+int iperf_pair_serve(struct iperf_pair *ip, struct scen *s, struct point *p);
+/* A client failed mid-test: a server left so refuses the next one. */
+void iperf_pair_server_lost(struct iperf_pair *ip);
+/* Both ends to mtu if they are not there yet; the commands go to p either way. */
+int iperf_pair_mtu(struct iperf_pair *ip, struct point *p, int mtu);
+void iperf_pair_teardown(struct iperf_pair *ip);
+
 /* ---- report (report.c) ---- */
 
 /* median, min, max of the non-NaN values; returns how many there were. */

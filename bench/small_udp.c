@@ -39,9 +39,7 @@ enum { KIND_IPERF, KIND_GEN };
 enum { PROG_NONE, PROG_PASS, PROG_DROP, PROG_DROP_SKB };
 static const int sizes[] = { 64, 128 };
 
-static struct veth_pair vp;
-static struct child server;
-static bool server_up;
+static struct iperf_pair ip;
 static int cur_gro;
 static char peer_mac[32];
 
@@ -77,32 +75,20 @@ static void plan(struct scen *s)
 	}
 }
 
-static int start_server(struct scen *s)
-{
-	if (iperf3_server(&server, vp.ns[1], bench.port, s->error, sizeof(s->error)))
-		return -1;
-	server_up = true;
-	return 0;
-}
-
 static int setup(struct scen *s)
 {
 	const unsigned char *m;
 	bool iperf = false;
 
-	server_up = false;
-	server.pid = -1;
 	cur_gro = 0;
-	if (veth_pair_add(&vp, "udp", 4, 0)) {
-		snprintf(s->error, sizeof(s->error), "cannot make the veth pair (run with -v)");
-		return -1;
-	}
-	m = vp.mac[1];
-	snprintf(peer_mac, sizeof(peer_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
-		 m[3], m[4], m[5]);
 	for (int i = 0; i < s->npts; i++)
 		iperf |= s->pts[i].selected && s->pts[i].knob[K_KIND] == KIND_IPERF;
-	return iperf ? start_server(s) : 0;
+	if (iperf_pair_setup(&ip, s, "udp", 4, 0, iperf))
+		return -1;
+	m = ip.vp.mac[1];
+	snprintf(peer_mac, sizeof(peer_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+	return 0;
 }
 
 static void sample(struct scen *s, struct point *p, int round)
@@ -115,24 +101,22 @@ static void sample(struct scen *s, struct point *p, int round)
 	struct cpusplit cs;
 	double kpps, sent;
 
-	if (kind == KIND_IPERF && !server_up && start_server(s)) {
-		point_err(p, "%s", s->error);
+	if (kind == KIND_IPERF && iperf_pair_serve(&ip, s, p))
 		return;
-	}
 	if (gro != cur_gro) {
-		if (set_gro(vp.ns[1], vp.ifname[1], gro)) {
+		if (set_gro(ip.vp.ns[1], ip.vp.ifname[1], gro)) {
 			point_err(p, "ethtool -K gro failed");
 			return;
 		}
 		cur_gro = gro;
 	}
-	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", vp.ns[1], vp.ifname[1],
+	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", ip.vp.ns[1], ip.vp.ifname[1],
 		  gro ? "on" : "off");
 	if (prog != PROG_NONE) {
-		char *args[] = { prog == PROG_PASS ? "pass" : "drop", vp.ifname[1], "-q", "--json",
+		char *args[] = { prog == PROG_PASS ? "pass" : "drop", ip.vp.ifname[1], "-q", "--json",
 				 prog == PROG_DROP_SKB ? "--mode" : NULL, "skb", NULL };
 
-		if (xdplab_start(&xdp, p, vp.ns[1], vp.ifname[1], args)) {
+		if (xdplab_start(&xdp, p, ip.vp.ns[1], ip.vp.ifname[1], args)) {
 			p->skip = !bench_stop;
 			return;
 		}
@@ -146,15 +130,15 @@ static void sample(struct scen *s, struct point *p, int round)
 	snprintf(port, sizeof(port), "%d", bench.port);
 	cpustat_read(&c0);
 	if (kind == KIND_IPERF)
-		st = child_start(&cli, vp.ns[0], (char *const[]){ "iperf3", "-u", "-c", vp.ip4[1],
+		st = child_start(&cli, ip.vp.ns[0], (char *const[]){ "iperf3", "-u", "-c", ip.vp.ip4[1],
 								   "-p", port, "-t", secs, "-l",
 								   sz, "-b", "0", "-J", NULL });
 	else
-		st = child_start(&cli, vp.ns[0], (char *const[]){ bench.xdplab, "trafficgen",
-								   vp.ifname[0], "-s", sz, "-d",
+		st = child_start(&cli, ip.vp.ns[0], (char *const[]){ bench.xdplab, "trafficgen",
+								   ip.vp.ifname[0], "-s", sz, "-d",
 								   secs, "--dst-mac", peer_mac,
-								   "--src-ip", vp.ip4[0],
-								   "--dst-ip", vp.ip4[1], "-q",
+								   "--src-ip", ip.vp.ip4[0],
+								   "--dst-ip", ip.vp.ip4[1], "-q",
 								   "--json", NULL });
 	if (st) {
 		point_err(p, "cannot start %s", kind == KIND_IPERF ? "iperf3" : "the generator");
@@ -180,8 +164,7 @@ static void sample(struct scen *s, struct point *p, int round)
 				child_errline(&cli, why, sizeof(why));
 			point_err(p, "iperf3 %s: %s", st < 0 ? "timed out" : "failed",
 				  why[0] ? why : "no result");
-			child_close(&server);
-			server_up = false;
+			iperf_pair_server_lost(&ip);
 			goto out;
 		}
 		point_set(p, round, M_LOSS, 100.0 * (1 - kpps / sent));
@@ -214,11 +197,7 @@ out:
 static void teardown(struct scen *s)
 {
 	(void)s;
-	if (server.pid > 0)
-		child_stop(&server);
-	child_close(&server);
-	server_up = false;
-	veth_pair_del(&vp);
+	iperf_pair_teardown(&ip);
 }
 
 const struct scenario scen_small_udp = {

@@ -52,10 +52,7 @@ static const struct column cols[] = {
 
 enum { K_MTU, K_FRAGS };
 
-static struct veth_pair vp;
-static struct child server;
-static int cur_mtu;
-static bool server_up;
+static struct iperf_pair ip;
 
 static void plan(struct scen *s)
 {
@@ -74,23 +71,9 @@ static void plan(struct scen *s)
 	}
 }
 
-static int start_server(struct scen *s)
-{
-	if (iperf3_server(&server, vp.ns[1], bench.port, s->error, sizeof(s->error)))
-		return -1;
-	server_up = true;
-	return 0;
-}
-
 static int setup(struct scen *s)
 {
-	cur_mtu = 1500;
-	server_up = false;
-	if (veth_pair_add(&vp, "flip", 2, cur_mtu)) {
-		snprintf(s->error, sizeof(s->error), "cannot make the veth pair (run with -v)");
-		return -1;
-	}
-	return start_server(s);
+	return iperf_pair_setup(&ip, s, "flip", 2, 1500, true);
 }
 
 static double mono(void)
@@ -107,7 +90,7 @@ static double mono(void)
  */
 static int txbytes_open(void)
 {
-	int saved = netns_enter(vp.ns[0]), fd;
+	int saved = netns_enter(ip.vp.ns[0]), fd;
 
 	if (saved < 0)
 		return -1;
@@ -119,7 +102,7 @@ static int txbytes_open(void)
 static double txbytes(int fd)
 {
 	char buf[8192], *l;
-	size_t n = strlen(vp.ifname[0]);
+	size_t n = strlen(ip.vp.ifname[0]);
 	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
 
 	if (len <= 0)
@@ -130,7 +113,7 @@ static double txbytes(int fd)
 
 		while (*l == '\n' || *l == ' ')
 			l++;
-		if (strncmp(l, vp.ifname[0], n) || l[n] != ':')
+		if (strncmp(l, ip.vp.ifname[0], n) || l[n] != ':')
 			continue;
 		/* rx: bytes packets errs drop fifo frame compressed multicast, then tx bytes */
 		if (sscanf(l + n + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
@@ -154,37 +137,25 @@ static void sleep_until(double t)
 
 static void sample(struct scen *s, struct point *p, int round)
 {
-	int mtu = p->knob[K_MTU], fd = -1;
+	int fd = -1;
 	char port[16];
 	struct child xdp = { .pid = -1 }, cli = { .pid = -1 };
-	char *args[] = { "pass", vp.ifname[1], p->knob[K_FRAGS] ? "--frags" : "--no-frags",
+	char *args[] = { "pass", ip.vp.ifname[1], p->knob[K_FRAGS] ? "--frags" : "--no-frags",
 			 "-q", "--json", NULL };
 	double win = s->duration, bytes[2] = { 0 }, secs[2] = { 0 }, pair[PAIRS][2];
 	double frames = 0, mb = 0, pmin = INFINITY, pmax = 0;
 	size_t cmd_len = 0;
 
-	if (!server_up && start_server(s)) {
-		point_err(p, "%s", s->error);
+	if (iperf_pair_serve(&ip, s, p) || iperf_pair_mtu(&ip, p, p->knob[K_MTU]))
 		return;
-	}
-	if (mtu != cur_mtu) {
-		if (sh("ip -n %s link set dev %s mtu %d", vp.ns[0], vp.ifname[0], mtu) ||
-		    sh("ip -n %s link set dev %s mtu %d", vp.ns[1], vp.ifname[1], mtu)) {
-			point_err(p, "cannot set MTU %d", mtu);
-			return;
-		}
-		cur_mtu = mtu;
-	}
-	point_cmd(p, "ip -n %s link set dev %s mtu %d", vp.ns[0], vp.ifname[0], mtu);
-	point_cmd(p, "ip -n %s link set dev %s mtu %d", vp.ns[1], vp.ifname[1], mtu);
 	fd = txbytes_open();
 	if (fd < 0 || isnan(txbytes(fd))) {
-		point_err(p, "cannot read %s's counters in %s", vp.ifname[0], vp.ns[0]);
+		point_err(p, "cannot read %s's counters in %s", ip.vp.ifname[0], ip.vp.ns[0]);
 		goto out;
 	}
 	snprintf(port, sizeof(port), "%d", bench.port);
 	/* Long enough for every window; stopped with SIGINT when done. */
-	if (child_start(&cli, vp.ns[0], (char *const[]){ "iperf3", "-c", vp.ip4[1], "-p", port,
+	if (child_start(&cli, ip.vp.ns[0], (char *const[]){ "iperf3", "-c", ip.vp.ip4[1], "-p", port,
 							  "-t", "3600",
 							  bench.pin ? "-A" : NULL, "0,1",
 							  NULL })) {
@@ -199,7 +170,7 @@ static void sample(struct scen *s, struct point *p, int round)
 		int with = (w % 4 == 1 || w % 4 == 2);
 		double t0, b0, t1, b1;
 
-		if (with && xdplab_start(&xdp, p, vp.ns[1], vp.ifname[1], args)) {
+		if (with && xdplab_start(&xdp, p, ip.vp.ns[1], ip.vp.ifname[1], args)) {
 			p->skip = !bench_stop;
 			goto out;
 		}
@@ -269,11 +240,7 @@ out:
 static void teardown(struct scen *s)
 {
 	(void)s;
-	if (server_up || server.pid > 0)
-		child_stop(&server);
-	child_close(&server);
-	server_up = false;
-	veth_pair_del(&vp);
+	iperf_pair_teardown(&ip);
 }
 
 const struct scenario scen_veth_flip = {

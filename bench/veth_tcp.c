@@ -45,10 +45,8 @@ static const int mtus[] = { 1500, 8000, 9000 };
 static const char *const prog_label[] = { "no XDP", "XDP_PASS non-frags", "XDP_PASS frags" };
 static const char *const prog_id[] = { "none", "pass", "pass-frags" };
 
-static struct veth_pair vp;
-static struct child server;
-static int cur_mtu, cur_gro;
-static bool server_up;
+static struct iperf_pair ip;
+static int cur_gro;
 
 static void plan(struct scen *s)
 {
@@ -81,24 +79,10 @@ static void plan(struct scen *s)
 	}
 }
 
-static int start_server(struct scen *s)
-{
-	if (iperf3_server(&server, vp.ns[1], bench.port, s->error, sizeof(s->error)))
-		return -1;
-	server_up = true;
-	return 0;
-}
-
 static int setup(struct scen *s)
 {
-	cur_mtu = 1500;
 	cur_gro = 0;
-	server_up = false;
-	if (veth_pair_add(&vp, "tcp", 1, cur_mtu)) {
-		snprintf(s->error, sizeof(s->error), "cannot make the veth pair (run with -v)");
-		return -1;
-	}
-	return start_server(s);
+	return iperf_pair_setup(&ip, s, "tcp", 1, 1500, true);
 }
 
 static void sample(struct scen *s, struct point *p, int round)
@@ -111,35 +95,23 @@ static void sample(struct scen *s, struct point *p, int round)
 	double gbps, pass;
 	int st;
 
-	if (!server_up && start_server(s)) {
-		point_err(p, "%s", s->error);
+	if (iperf_pair_serve(&ip, s, p) || iperf_pair_mtu(&ip, p, mtu))
 		return;
-	}
-	if (mtu != cur_mtu) {
-		if (sh("ip -n %s link set dev %s mtu %d", vp.ns[0], vp.ifname[0], mtu) ||
-		    sh("ip -n %s link set dev %s mtu %d", vp.ns[1], vp.ifname[1], mtu)) {
-			point_err(p, "cannot set MTU %d", mtu);
-			return;
-		}
-		cur_mtu = mtu;
-	}
-	point_cmd(p, "ip -n %s link set dev %s mtu %d", vp.ns[0], vp.ifname[0], mtu);
-	point_cmd(p, "ip -n %s link set dev %s mtu %d", vp.ns[1], vp.ifname[1], mtu);
 	if (gro != cur_gro) {
-		if (set_gro(vp.ns[1], vp.ifname[1], gro)) {
-			point_err(p, "ethtool -K %s gro %s failed", vp.ifname[1], gro ? "on" : "off");
+		if (set_gro(ip.vp.ns[1], ip.vp.ifname[1], gro)) {
+			point_err(p, "ethtool -K %s gro %s failed", ip.vp.ifname[1], gro ? "on" : "off");
 			return;
 		}
 		cur_gro = gro;
 	}
-	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", vp.ns[1], vp.ifname[1],
+	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", ip.vp.ns[1], ip.vp.ifname[1],
 		  gro ? "on" : "off");
 
 	if (prog != PROG_NONE) {
-		char *args[] = { "pass", vp.ifname[1], prog == PROG_FRAGS ? "--frags" : "--no-frags",
+		char *args[] = { "pass", ip.vp.ifname[1], prog == PROG_FRAGS ? "--frags" : "--no-frags",
 				 "-q", "--json", NULL };
 
-		if (xdplab_start(&xdp, p, vp.ns[1], vp.ifname[1], args)) {
+		if (xdplab_start(&xdp, p, ip.vp.ns[1], ip.vp.ifname[1], args)) {
 			/* The CLI said no (e.g. MTU too large for non-frags): for good. */
 			p->skip = !bench_stop;
 			return;
@@ -152,7 +124,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	/* -O 1: the first second (slow start, the program just attached) is
 	 * run but left out of the result.
 	 */
-	if (child_start(&cli, vp.ns[0], (char *const[]){ "iperf3", "-c", vp.ip4[1], "-p", port,
+	if (child_start(&cli, ip.vp.ns[0], (char *const[]){ "iperf3", "-c", ip.vp.ip4[1], "-p", port,
 							  "-t", secs, "-O", "1", "-J",
 							  bench.pin ? "-A" : NULL, "0,1",
 							  NULL })) {
@@ -173,9 +145,7 @@ static void sample(struct scen *s, struct point *p, int round)
 			child_errline(&cli, why, sizeof(why));
 		point_err(p, "iperf3 %s: %s", st < 0 ? "timed out" : "failed",
 			  why[0] ? why : "no result");
-		/* A server left mid-test refuses the next client; start afresh. */
-		child_close(&server);
-		server_up = false;
+		iperf_pair_server_lost(&ip);
 		goto out;
 	}
 	if (prog != PROG_NONE) {
@@ -205,11 +175,7 @@ out:
 static void teardown(struct scen *s)
 {
 	(void)s;
-	if (server_up || server.pid > 0)
-		child_stop(&server);
-	child_close(&server);
-	server_up = false;
-	veth_pair_del(&vp);
+	iperf_pair_teardown(&ip);
 }
 
 const struct scenario scen_veth_tcp = {
