@@ -16,6 +16,8 @@
 #   VMTEST_MEM (MiB, default 2048), VMTEST_SMP (default 2), XDPLAB_KVM
 #   (auto, 0 or 1; see vmtest/kvm.sh), VMTEST_ICOUNT (TCG only: the
 #   guest's clock counts instructions, 2^N ns each, see vmtest/README.md),
+#   VMTEST_TCG_THREAD (multi, the default, or single: all vCPUs on one
+#   host thread; see vmtest/README.md, Known problems),
 #   VMTEST_VERBOSE=1 (show the boot log; by default kernel messages before
 #   the command starts are only logged), XDPLAB_CACHE.
 #
@@ -107,8 +109,19 @@ esac
 # Deterministic guest time: the clock advances 2^icount ns per instruction
 # executed (idle skips to the next timer), so rates measured in the guest
 # are per instruction, whatever the host's load. TCG only.
+# QEMU 7.2's multi-threaded TCG (a host thread per vCPU) can let one vCPU
+# run a stale int3 of the kernel's text_poke_bp() when another re-patches
+# the BPF dispatcher (any XDP attach/detach) under traffic: "Oops: int3"
+# at bpf_dispatcher_xdp_func. thread=single runs the vCPUs in turn on one
+# host thread: no such race, and slower.
+tcg_thread=${VMTEST_TCG_THREAD:-multi}
+case "$tcg_thread" in
+multi) ;;
+single) if [ "${accel[1]}" = tcg ]; then accel[1]=tcg,thread=single; fi ;;
+*) die "VMTEST_TCG_THREAD=$tcg_thread: expected multi or single" "single avoids the emulator's dispatcher race (vmtest/README.md)" ;;
+esac
 if [ -n "$icount" ]; then
-	[ "${accel[1]}" = tcg ] || die "VMTEST_ICOUNT needs TCG, this guest runs under ${accel[1]}" "add XDPLAB_KVM=0"
+	[[ "${accel[1]}" == tcg* ]] || die "VMTEST_ICOUNT needs TCG, this guest runs under ${accel[1]}" "add XDPLAB_KVM=0"
 	accel+=(-icount "shift=$icount,sleep=on")
 fi
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
@@ -240,6 +253,10 @@ if [ -n "$splats" ]; then
 fi
 if [ -z "$status" ]; then
 	tail -n 20 "$log" | sed 's/^/vmtest:   /' >&2
+	if grep -q 'Oops: int3' "$log" && grep -q 'RIP: .*bpf_dispatcher_xdp_func' "$log"; then
+		die "guest panicked on a stale int3 in the BPF dispatcher (log: $log)" \
+			"a known race of QEMU's multi-threaded TCG with XDP attach/detach under traffic (vmtest/README.md): rerun, or set VMTEST_TCG_THREAD=single"
+	fi
 	die "guest ended without reporting an exit status (QEMU exit $qrc; crash or panic?; log: $log)" \
 		"VMTEST_VERBOSE=1 shows the whole boot"
 fi
