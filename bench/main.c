@@ -166,7 +166,7 @@ static const struct argp_option options[] = {
 	{ "warmup", 'w', "N", 0, "N rounds first that are not recorded (default 0)", 0 },
 	{ "alternate", OPT_ALTERNATE, NULL, 0, "odd rounds take the points in reverse order, "
 	  "so that a point and its baseline swap places (ABBA)", 0 },
-	{ "pin", OPT_PIN, NULL, 0, "veth-tcp: iperf3 client on CPU 0, server on CPU 1 "
+	{ "pin", OPT_PIN, NULL, 0, "veth-tcp, veth-flip: iperf3 client on CPU 0, server on CPU 1 "
 	  "(iperf3 -A 0,1), so the scheduler cannot put both on one CPU; tap-vhost: "
 	  "the writer on CPU 0, the socket reader on CPU 1", 0 },
 	{ "point", 'p', "GLOB", 0, "only points whose id matches (with their baselines); "
