@@ -157,6 +157,9 @@ void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- processes (run.c) ---- */
 
+/* CLOCK_MONOTONIC in seconds. */
+double now(void);
+
 struct child {
 	pid_t pid;
 	int out, err;		/* memfds holding the child's stdout / stderr */

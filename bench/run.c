@@ -28,7 +28,7 @@
 #define MAX_CHILDREN 16
 static pid_t live[MAX_CHILDREN];
 
-static double now(void)
+double now(void)
 {
 	struct timespec ts;
 

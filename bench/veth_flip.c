@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -76,14 +75,6 @@ static int setup(struct scen *s)
 	return iperf_pair_setup(&ip, s, "flip", 2, 1500, true);
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* veth0's tx bytes, read through a /proc/net/dev opened inside its
  * namespace (the open file stays bound to it); cheap enough to take at
  * the edges of a window without an `ip` process in between.
@@ -127,7 +118,7 @@ static double txbytes(int fd)
 static void sleep_until(double t)
 {
 	while (!bench_stop) {
-		double left = t - mono();
+		double left = t - now();
 
 		if (left <= 0)
 			return;
@@ -163,7 +154,7 @@ static void sample(struct scen *s, struct point *p, int round)
 		goto out;
 	}
 	point_cmd(p, "%s", cli.cmd);
-	sleep_until(mono() + SETTLE_SECS);
+	sleep_until(now() + SETTLE_SECS);
 
 	for (int w = 0; w < 2 * PAIRS && !bench_stop; w++) {
 		/* none, XDP, XDP, none, none, XDP, ... */
@@ -186,10 +177,10 @@ static void sample(struct scen *s, struct point *p, int round)
 			point_err(p, "iperf3 client exited during the stream: %s", why);
 			goto out;
 		}
-		t0 = mono();
+		t0 = now();
 		b0 = txbytes(fd);
 		sleep_until(t0 + win);
-		t1 = mono();
+		t1 = now();
 		b1 = txbytes(fd);
 		if (with) {
 			char *out = xdplab_finish(&xdp);
