@@ -33,4 +33,11 @@ bench-build: all $(OUT)/xdplab-bench
 bench: bench-build $(BENCH_DEPS_STAMP)
 	$(OUT)/xdplab-bench $(if $(filter-out 0,$(QUICK)),--quick) $(BENCHARGS) $(SCENARIOS)
 
+# The QEMU plugin behind bench/insn_profile.sh: a shared object QEMU
+# loads, not part of xdplab-bench, so it is only built when asked for.
+$(OUT)/bench/tb_insns.so: bench/tcg/tb_insns.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -o $@ $<
+
 -include $(BENCH_OBJS:.o=.d)

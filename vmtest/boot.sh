@@ -124,6 +124,13 @@ if [ -n "$icount" ]; then
 	[[ "${accel[1]}" == tcg* ]] || die "VMTEST_ICOUNT needs TCG, this guest runs under ${accel[1]}" "add XDPLAB_KVM=0"
 	accel+=(-icount "shift=$icount,sleep=on")
 fi
+# A TCG plugin that watches the guest run (bench/insn_profile.sh).
+plugin=${VMTEST_PLUGIN:-}
+if [ -n "$plugin" ]; then
+	[[ "${accel[1]}" == tcg* ]] || die "VMTEST_PLUGIN needs TCG, this guest runs under ${accel[1]}" "add XDPLAB_KVM=0"
+	[ -f "$plugin" ] || die "VMTEST_PLUGIN=$plugin: no such file" "build it first, e.g. make build/bench/tb_insns.so"
+	accel+=(-plugin "$(realpath "$plugin")")
+fi
 command -v "$qemu" >/dev/null || die "$qemu not found" "run 'scripts/deps.sh vm'"
 
 append="console=$console ${extra:-} $stall_opts $root_opts init=$init panic=-1 printk.time=1 mitigations=off dummy.numdummies=0 xdplab_cache=$cache xdplab_run=$run"
