@@ -32,6 +32,7 @@ cd "$(dirname "$0")/.."
 me=insn_profile
 die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
 point="" secs=8 sym=tun_get_user min=2 out="" stock="" patched=""
+argv=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-p) [ $# -ge 2 ] || die "-p wants a point id"; point=$2; shift 2 ;;
@@ -77,9 +78,9 @@ for k in stock patched; do
 	[ -s "$out/$k.blocks" ] || die "the plugin wrote no counts for $k" "is QEMU built with plugin support? see $out/$k.log"
 done
 
-python3 - "$out" "$sym" "$min" "$point" <<'PY'
+python3 - "$out" "$sym" "$min" "$point" "$me ${argv[*]}" <<'PY'
 import bisect, collections, sys
-out, sym, mn, point = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+out, sym, mn, point, cmd = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
 
 def load(k):
     syms = sorted((int(a, 16), n) for a, t, n, *_ in
@@ -115,6 +116,6 @@ print(f"| function | stock | patched | patched - stock |\n|---|---:|---:|---:|")
 for d, n in rows:
     print(f"| `{n}` | {per['stock'].get(n, 0):.1f} | {per['patched'].get(n, 0):.1f} | {d:+.1f} |")
 print(f"\n(functions whose instructions a frame differ by {mn:g} or more; "
-      f"their sum {sum(d for d, _ in rows):+.1f})")
+      f"their sum {sum(d for d, _ in rows):+.1f})\n\nreproduce: `bench/{cmd}`")
 PY
 echo "$me: block counts, kallsyms and logs in $out" >&2
