@@ -200,6 +200,13 @@ static int read_mac(const char *ns, const char *ifname, unsigned char mac[6])
 int veth_pair_join(struct veth_pair *vp, const char *ns0, const char *if0,
 		   const char *ns1, const char *if1, int id, int mtu)
 {
+	return veth_pair_join_mq(vp, ns0, if0, ns1, if1, id, mtu, 0);
+}
+
+int veth_pair_join_mq(struct veth_pair *vp, const char *ns0, const char *if0,
+		      const char *ns1, const char *if1, int id, int mtu, int queues)
+{
+	char nq[64] = "";
 	int i;
 
 	snprintf(vp->ns[0], NETNS_NAME_MAX, "%s", ns0);
@@ -210,8 +217,10 @@ int veth_pair_join(struct veth_pair *vp, const char *ns0, const char *if0,
 		snprintf(vp->ip4[i], sizeof(vp->ip4[i]), "198.18.%d.%d", id, i + 1);
 		snprintf(vp->ip6[i], sizeof(vp->ip6[i]), "fd00:198:18:%x::%d", id, i + 1);
 	}
-	if (sh("ip -n %s link add %s type veth peer name %s netns %s",
-	       vp->ns[0], vp->ifname[0], vp->ifname[1], vp->ns[1]))
+	if (queues > 0)
+		snprintf(nq, sizeof(nq), " numrxqueues %d numtxqueues %d", queues, queues);
+	if (sh("ip -n %s link add %s%s type veth peer name %s%s netns %s",
+	       vp->ns[0], vp->ifname[0], nq, vp->ifname[1], nq, vp->ns[1]))
 		return -1;
 	for (i = 0; i < 2; i++) {
 		if ((mtu && sh("ip -n %s link set %s mtu %d", vp->ns[i], vp->ifname[i], mtu)) ||
@@ -230,6 +239,11 @@ int veth_pair_join(struct veth_pair *vp, const char *ns0, const char *if0,
 
 int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu)
 {
+	return veth_pair_add_mq(vp, tag, id, mtu, 0);
+}
+
+int veth_pair_add_mq(struct veth_pair *vp, const char *tag, int id, int mtu, int queues)
+{
 	char tags[2][24], names[2][NETNS_NAME_MAX] = {};
 
 	memset(vp, 0, sizeof(*vp));
@@ -238,7 +252,7 @@ int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu)
 		if (netns_add(tags[i], names[i]))
 			goto fail;
 	}
-	if (veth_pair_join(vp, names[0], "veth0", names[1], "veth1", id, mtu))
+	if (veth_pair_join_mq(vp, names[0], "veth0", names[1], "veth1", id, mtu, queues))
 		goto fail;
 	return 0;
 fail:

@@ -62,6 +62,13 @@ void veth_pair_del(struct veth_pair *vp);
 int veth_pair_join(struct veth_pair *vp, const char *ns0, const char *if0,
 		   const char *ns1, const char *if1, int id, int mtu);
 
+/* The same with `queues` RX and TX queues on each end (0: the default,
+ * one), so that `ethtool -L` can change the channels in use later.
+ */
+int veth_pair_add_mq(struct veth_pair *vp, const char *tag, int id, int mtu, int queues);
+int veth_pair_join_mq(struct veth_pair *vp, const char *ns0, const char *if0,
+		      const char *ns1, const char *if1, int id, int mtu, int queues);
+
 /* ifindex of ifname inside namespace ns (NULL: the current one). */
 int netns_ifindex(const char *ns, const char *ifname);
 

@@ -35,14 +35,13 @@
 #include "cli.h"
 #include "netns.h"
 #include "pkt.h"
+#include "page_pool.h"
 #include "test.h"
+#include "tun.h"
 #include "vhost_net.h"
 
 #define TAP0 "xtun0"
 #define TAP1 "xtun1"
-#define TAP_IP "198.18.22.1"
-#define PEER_IP "198.18.22.2"
-#define PORT 7100
 #define N_FRAMES 16
 #define GSO_PAYLOAD 3000
 #define GSO_SIZE 1000
@@ -56,13 +55,7 @@ static char out[65536];
 enum path { VIA_WRITE, VIA_VHOST };
 static const char *const path_name[] = { "write", "vhost" };
 
-struct tap {
-	int fd;
-	int ifindex;
-	uint8_t mac[6];
-};
-
-static int tap_make(const char *ns, const char *name, int extra_flags, int mtu, struct tap *t)
+int tap_make(const char *ns, const char *name, int extra_flags, int mtu, struct tap *t)
 {
 	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | extra_flags };
 	int saved = netns_enter(ns);
@@ -89,7 +82,7 @@ static int tap_make(const char *ns, const char *name, int extra_flags, int mtu, 
 	return 0;
 }
 
-static void tap_close(struct tap *t)
+void tap_close(struct tap *t)
 {
 	if (t->fd >= 0)
 		close(t->fd);
@@ -98,19 +91,8 @@ static void tap_close(struct tap *t)
 
 /* ---- frames ---- */
 
-/* SZ_GSO_BIG (not in the verdict matrix): a GSO frame spread over several
- * pages, for the multi-buffer test.
- */
-enum size_kind { SZ_64, SZ_1500, SZ_9000, SZ_GSO, SZ_NR, SZ_GSO_BIG = SZ_NR };
 static const char *const size_name[] = { "64B", "1500B", "9000B", "gso", "gso-15000B" };
 static const size_t size_len[] = { 64, 1500, 9000, 42 + GSO_PAYLOAD, 42 + GSO_BIG_PAYLOAD };
-
-struct frame {
-	struct virtio_net_hdr vh;
-	uint8_t data[16384];
-	size_t len;
-	size_t payload;		/* UDP payload bytes */
-};
 
 static uint16_t csum_fold32(uint32_t s)
 {
@@ -119,7 +101,7 @@ static uint16_t csum_fold32(uint32_t s)
 	return s;
 }
 
-static void frame_build(struct frame *f, const struct tap *t, enum size_kind k)
+void frame_build(struct frame *f, const struct tap *t, enum size_kind k)
 {
 	struct pkt_spec spec = { .ipver = 4, .l4 = PKT_UDP, .sport = 4242, .dport = PORT,
 				 .len = size_len[k] };
@@ -154,7 +136,7 @@ static void frame_build(struct frame *f, const struct tap *t, enum size_kind k)
 	}
 }
 
-static int send_write(const struct tap *t, const struct frame *f, int n)
+int send_write(const struct tap *t, const struct frame *f, int n)
 {
 	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
 	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)f->data, f->len } };
@@ -184,7 +166,7 @@ static int send_vhost(struct vhost_net *vn, const struct frame *f, int n)
 
 /* ---- receivers ---- */
 
-static int udp_listen_in(const char *ns)
+int udp_listen_in(const char *ns)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	int saved = netns_enter(ns), fd, big = 8 << 20;
@@ -227,7 +209,7 @@ static void reasm_piece(struct reasm *r, const uint8_t *p, size_t len)
 	}
 }
 
-static int sock_collect(int fd, size_t payload, int want, double timeout)
+int sock_collect(int fd, size_t payload, int want, double timeout)
 {
 	static uint8_t buf[65536];
 	struct reasm r = { .payload = payload };
@@ -478,13 +460,6 @@ next:
 #define NETDEV_A_PP_STATS_RECYCLE_CACHED 14
 #define NETDEV_A_PP_STATS_RECYCLE_RING	16
 
-struct pp_info {
-	int npools;		/* pools of the ifindex asked for (0: every pool) */
-	int detached;		/* of those, destroyed but with pages out */
-	unsigned long long inflight;
-	unsigned long long alloc, slow, recycled;
-};
-
 struct nlreq {
 	struct nlmsghdr nh;
 	struct genlmsghdr gh;
@@ -582,13 +557,9 @@ static void pp_msg(const char *p, const char *end, int ifindex, bool stats, stru
 	pi->recycled += rec;
 }
 
-/* Dumps the page pools (or their stats) in namespace ns. ifindex 0: all
- * of them, including those whose device is gone. Returns 0, or -1 when the
- * kernel has no netdev family or no page-pool commands.
- */
-static int pp_dump(const char *ns, int ifindex, bool stats, struct pp_info *pi)
+int pp_dump(const char *ns, int ifindex, bool stats, struct pp_info *pi)
 {
-	int saved = netns_enter(ns), sk, fam, done = 0, ret = -1;
+	int saved = ns ? netns_enter(ns) : -1, sk, fam, done = 0, ret = -1;
 	struct nlreq r = { .nh = { .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
 				   .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) },
 			   .gh = { .cmd = stats ? NETDEV_CMD_PAGE_POOL_STATS_GET
@@ -596,7 +567,7 @@ static int pp_dump(const char *ns, int ifindex, bool stats, struct pp_info *pi)
 	static char buf[65536];
 
 	memset(pi, 0, sizeof(*pi));
-	if (saved < 0)
+	if (ns && saved < 0)
 		return -1;
 	sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	netns_leave(saved);
@@ -639,7 +610,7 @@ out:
 /* After a tap is gone, its pools go at once when all their pages are back,
  * or within the page pool's release retries (a second apart) otherwise.
  */
-static void assert_pools_gone(const char *ns, const char *what)
+void assert_pools_gone(const char *ns, const char *what)
 {
 	struct pp_info pools = {};
 

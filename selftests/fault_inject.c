@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Fault injection around one block of a test; see fault_inject.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "fault_inject.h"
+
+#define DEBUGFS "/sys/kernel/debug"
+#define DEBUGFS_MAGIC 0x64626720
+
+static const char *const dir_of[FAULT_KIND_NR] = {
+	[FAULT_SLAB] = DEBUGFS "/failslab",
+	[FAULT_PAGE_ALLOC] = DEBUGFS "/fail_page_alloc",
+	[FAULT_FUNCTION] = DEBUGFS "/fail_function",
+};
+static const char *const config_of[FAULT_KIND_NR] = {
+	[FAULT_SLAB] = "CONFIG_FAILSLAB",
+	[FAULT_PAGE_ALLOC] = "CONFIG_FAIL_PAGE_ALLOC",
+	[FAULT_FUNCTION] = "CONFIG_FAIL_FUNCTION",
+};
+
+/* The attributes saved and restored, in this order (slot in f->saved). */
+enum { A_PROB, A_INTERVAL, A_TIMES, A_VERBOSE, A_TASKS, A_GFP_WAIT, A_MIN_ORDER, A_SPACE, A_NR };
+static const char *const attr_name[A_NR] = {
+	"probability", "interval", "times", "verbose", "task-filter", "ignore-gfp-wait",
+	"min-order", "space",
+};
+
+static struct fault *armed_list;
+static struct sigaction old_int, old_term;
+static bool handlers_set;
+
+const char *fault_kind_name(enum fault_kind kind)
+{
+	return kind < FAULT_KIND_NR ? dir_of[kind] + sizeof(DEBUGFS) : "?";
+}
+
+static bool attr_applies(enum fault_kind kind, int a)
+{
+	if (a == A_GFP_WAIT)
+		return kind != FAULT_FUNCTION;
+	if (a == A_MIN_ORDER)
+		return kind == FAULT_PAGE_ALLOC;
+	return true;
+}
+
+/* Plain open/write/close: also called from the signal handler. */
+static int put(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int get(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int put_attr(enum fault_kind kind, const char *attr, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir_of[kind], attr);
+	return put(path, val);
+}
+
+const char *fault_unavailable(enum fault_kind kind)
+{
+	static char why[200];
+	struct statfs st;
+	struct stat sb;
+
+	if (kind >= FAULT_KIND_NR)
+		return "unknown fault kind";
+	if ((statfs(DEBUGFS, &st) || st.f_type != DEBUGFS_MAGIC) &&
+	    mount("debugfs", DEBUGFS, "debugfs", 0, NULL)) {
+		snprintf(why, sizeof(why), "no debugfs at " DEBUGFS " (%s): fault injection needs it",
+			 strerror(errno));
+		return why;
+	}
+	if (stat(dir_of[kind], &sb)) {
+		snprintf(why, sizeof(why),
+			 "kernel without %s / CONFIG_FAULT_INJECTION_DEBUG_FS (no %s; "
+			 "the FAULT=1 vmtest guest has them)", config_of[kind], dir_of[kind]);
+		return why;
+	}
+	return NULL;
+}
+
+static void unlink_armed(struct fault *f)
+{
+	for (struct fault **p = &armed_list; *p; p = &(*p)->next) {
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	}
+	f->next = NULL;
+}
+
+static void on_signal(int sig)
+{
+	fault_disarm_all();
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	raise(sig);
+}
+
+static void set_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	if (handlers_set)
+		return;
+	handlers_set = true;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	atexit(fault_disarm_all);
+}
+
+static int make_it_fail(pid_t pid, int on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", (int)pid);
+	return put(path, on ? "1" : "0");
+}
+
+int fault_arm(struct fault *f, const struct fault_cfg *cfg)
+{
+	enum fault_kind k = cfg->kind;
+	char val[64], path[128];
+	int err = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->cfg = *cfg;
+	if (fault_unavailable(k) || cfg->probability < 1 || cfg->probability > 100 ||
+	    cfg->ntasks < 0 || cfg->ntasks > FAULT_MAX_TASKS || (k == FAULT_FUNCTION && !cfg->func)) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (int a = 0; a < A_NR; a++) {
+		snprintf(path, sizeof(path), "%s/%s", dir_of[k], attr_name[a]);
+		if (attr_applies(k, a) && get(path, f->saved[a], sizeof(f->saved[a])))
+			return -1;
+	}
+	set_handlers();
+	/* On the list before the first write: a signal from here on disarms. */
+	f->armed = true;
+	f->next = armed_list;
+	armed_list = f;
+	f->times_set = cfg->times > 0 ? cfg->times : FAULT_TIMES_BUDGET;
+	if (k == FAULT_FUNCTION) {
+		err |= put_attr(k, "inject", cfg->func);
+		snprintf(path, sizeof(path), "%s/retval", cfg->func);
+		snprintf(val, sizeof(val), "%#lx", (unsigned long)cfg->retval);
+		err |= put_attr(k, path, val);
+	}
+	for (int i = 0; i < cfg->ntasks; i++)
+		err |= make_it_fail(cfg->tasks[i], 1);
+	err |= put_attr(k, "verbose", "0");	/* no stack dump a failure */
+	err |= put_attr(k, "space", "0");
+	err |= put_attr(k, "task-filter", cfg->ntasks ? "Y" : "N");
+	if (attr_applies(k, A_GFP_WAIT))
+		err |= put_attr(k, "ignore-gfp-wait", cfg->sleeping_too ? "N" : "Y");
+	if (attr_applies(k, A_MIN_ORDER)) {
+		snprintf(val, sizeof(val), "%u", cfg->min_order);
+		err |= put_attr(k, "min-order", val);
+	}
+	snprintf(val, sizeof(val), "%u", cfg->interval ? cfg->interval : 1);
+	err |= put_attr(k, "interval", val);
+	snprintf(val, sizeof(val), "%ld", f->times_set);
+	err |= put_attr(k, "times", val);
+	/* last: nothing fails before the rest is in place */
+	snprintf(val, sizeof(val), "%u", cfg->probability);
+	err |= put_attr(k, "probability", val);
+	if (err) {
+		int e = errno;
+
+		fault_disarm(f);
+		errno = e ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+long fault_disarm(struct fault *f)
+{
+	enum fault_kind k = f->cfg.kind;
+	char left[32] = "";
+	char path[128];
+	long injected = -1;
+
+	if (!f->armed)
+		return 0;
+	/* first: nothing fails from here on */
+	put_attr(k, "probability", "0");
+	snprintf(path, sizeof(path), "%s/times", dir_of[k]);
+	if (!get(path, left, sizeof(left)) && atol(left) >= 0)
+		injected = f->times_set - atol(left);
+	for (int i = 0; i < f->cfg.ntasks; i++)
+		make_it_fail(f->cfg.tasks[i], 0);	/* the task may be gone */
+	if (k == FAULT_FUNCTION) {
+		char rm[128];
+
+		snprintf(rm, sizeof(rm), "!%s", f->cfg.func);
+		put_attr(k, "inject", rm);
+	}
+	/* back to what was there, probability last */
+	for (int a = A_NR - 1; a >= 0; a--)
+		if (attr_applies(k, a) && f->saved[a][0])
+			put_attr(k, attr_name[a], f->saved[a]);
+	f->armed = false;
+	unlink_armed(f);
+	return injected;
+}
+
+void fault_disarm_all(void)
+{
+	while (armed_list)
+		fault_disarm(armed_list);
+}
+
+long fault_run(const struct fault_cfg *cfg, void (*fn)(void *arg), void *arg)
+{
+	struct fault f;
+
+	if (fault_arm(&f, cfg))
+		return -1;
+	fn(arg);
+	return fault_disarm(&f);
+}

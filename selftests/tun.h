@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * A tap with XDP, its frames and their receivers: the helpers of
+ * test_tun.c that the stress tests (stress_tun.c) share.
+ *
+ *	netns: tap TAP_IP/24, PEER_IP a neighbour that does not exist
+ *	frames written to the tap: PEER_IP:4242 -> TAP_IP:PORT, UDP
+ */
+#ifndef XDPLAB_TUN_H
+#define XDPLAB_TUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/virtio_net.h>
+
+#define TAP_IP "198.18.22.1"
+#define PEER_IP "198.18.22.2"
+#define PEER_MAC "02:00:00:00:22:02"
+#define PORT 7100
+
+struct tap {
+	int fd;
+	int ifindex;
+	uint8_t mac[6];
+};
+
+/* A tap named name in ns (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | extra_flags,
+ * non-blocking, ready to be a vhost-net backend), MTU mtu, up. 0 or -1.
+ */
+int tap_make(const char *ns, const char *name, int extra_flags, int mtu, struct tap *t);
+void tap_close(struct tap *t);
+
+/* SZ_GSO_BIG (not in the verdict matrix): a GSO frame spread over several
+ * pages, for the multi-buffer test.
+ */
+enum size_kind { SZ_64, SZ_1500, SZ_9000, SZ_GSO, SZ_NR, SZ_GSO_BIG = SZ_NR };
+
+struct frame {
+	struct virtio_net_hdr vh;
+	uint8_t data[16384];
+	size_t len;
+	size_t payload;		/* UDP payload bytes */
+};
+
+/* A UDP frame to t of size k, with the virtio-net header it needs. */
+void frame_build(struct frame *f, const struct tap *t, enum size_kind k);
+/* Writes f n times to the tap's fd; returns how many went in whole. */
+int send_write(const struct tap *t, const struct frame *f, int n);
+/* A non-blocking UDP socket on TAP_IP:PORT in ns, or -1. */
+int udp_listen_in(const char *ns);
+/* Collects frames of payload bytes from fd for at most timeout s, until want
+ * arrived whole; returns how many did (negative: how many were corrupt).
+ */
+int sock_collect(int fd, size_t payload, int want, double timeout);
+
+#endif
