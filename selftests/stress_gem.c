@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The Cadence GEM under storms (issue 16), on the board of `make vmtest
+ * ARCH=arm64`, whose GEM's other end is a tap on the host (XDPLAB_GEM_PEER,
+ * with an iperf3 server). Traffic both ways all along: two ping floods
+ * (requests out, replies in; 56 and 1400 bytes) and a paced UDP stream from
+ * the peer (iperf3 -R). One kind of change made again and again:
+ *
+ *	prog_replace	pass frags -> pass linear -> pass frags -> none -> tx frags -> none
+ *	mtu		down, MTU 9000 / 1500 / 576 / 4000, up
+ *	rings		ethtool -G rx/tx down to the smallest macb accepts (64)
+ *			and up to the largest (RX 8192, TX 4096)
+ *	link_flap	down/up; the carrier is the emulated PHY's and the guest
+ *			cannot flap it alone: that subtest skips, saying so
+ *	alloc_fail_refill  atomic page and slab allocations fail (5%), with
+ *			a ring resize now and then: NAPI's RX refill
+ *	xdp_tx_stack_tx XDP_TX of every echo reply and the stack's TX (pings,
+ *			and an iperf3 UDP stream to the peer) on the GEM's queue
+ *
+ * After each storm: the board's ring sizes, MTU and link as they were, the
+ * carrier back and a ping answered within STRESS_RX_BOUND s, no kernel
+ * report, and (with kernel-patches/macb, whose pools carry the netdev) as
+ * many page pools as before and none destroyed with pages in flight.
+ * Skips, saying why, where there is no GEM (the host, the x86 guest); the
+ * program subtests skip on stock macb, which has no native XDP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include <net/if.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "fault_inject.h"
+#include "gem.h"
+#include "netns.h"
+#include "page_pool.h"
+#include "stress.h"
+#include "test.h"
+#include "xdplab.h"
+#include "xdp_tx.skel.h"
+
+#define MAX_TRAFFIC 4
+
+struct gstorm {
+	char ifname[IF_NAMESIZE];
+	const char *peer;
+	int ifindex;
+	struct kwatch kw;
+	pid_t traffic[MAX_TRAFFIC];
+	long long rx0, tx0;
+	int rx_ring, tx_ring, mtu;	/* as the board had them */
+	struct pp_info pools;		/* before the storm */
+	struct pass_progs *pp;
+	int tx_frags;			/* xdp_tx_frags, matching ICMP */
+	bool native;			/* the driver takes native XDP */
+};
+
+static long long sys_stat(const char *ifname, const char *what)
+{
+	char path[160], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, what);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0] ? atoll(buf) : -1;
+}
+
+/* Sum over the queues of the driver's q<N>_<name> counter (ethtool -S). */
+static long long queue_stat(const char *ifname, const char *name)
+{
+	char out[64];
+
+	if (sh_out(out, sizeof(out), "ethtool -S %s | awk -F: '/^ *q[0-9]+_%s:/ "
+		   "{ s += $2; n++ } END { print n ? s : -1 }'", ifname, name))
+		return -1;
+	return atoll(out);
+}
+
+/* Runs a command line in the background, with its output discarded. */
+static pid_t bg(const char *fmt, const char *peer)
+{
+	char cmd[256];
+	pid_t pid;
+
+	snprintf(cmd, sizeof(cmd), fmt, peer);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void traffic_start(struct gstorm *g, bool stack_bulk)
+{
+	g->traffic[0] = bg("exec ping -q -i 0.005 -s 1400 -w 600 %s >/dev/null 2>&1", g->peer);
+	g->traffic[1] = bg("exec ping -q -i 0.01 -s 56 -w 600 %s >/dev/null 2>&1", g->peer);
+	/* paced: QEMU's GEM stops receiving for good once a burst fills
+	 * its ring (vmtest/README.md); -R: the peer sends
+	 */
+	g->traffic[2] = bg(stack_bulk ?
+			   "exec iperf3 -c %s --connect-timeout 5000 -u -b 4M -l 1400 -t 600 >/dev/null 2>&1" :
+			   "exec iperf3 -c %s --connect-timeout 5000 -u -R -b 4M -l 1400 -t 600 >/dev/null 2>&1",
+			   g->peer);
+}
+
+static void traffic_stop(struct gstorm *g)
+{
+	for (int i = 0; i < MAX_TRAFFIC; i++) {
+		if (g->traffic[i] > 0) {
+			kill(g->traffic[i], SIGKILL);
+			waitpid(g->traffic[i], NULL, 0);
+		}
+		g->traffic[i] = -1;
+	}
+}
+
+static int reset_to_board(struct gstorm *g)
+{
+	int err = xdp_set_native(NULL, g->ifname, -1);
+
+	if (err == -EOPNOTSUPP || err == -EINVAL)
+		err = 0;	/* stock macb: there was nothing to detach */
+	return err ?: link_set_up(NULL, g->ifname, false) ?:
+	       link_set_mtu(NULL, g->ifname, g->mtu) ?:
+	       link_set_rings(NULL, g->ifname, g->rx_ring, g->tx_ring) ?:
+	       link_set_up(NULL, g->ifname, true);
+}
+
+static bool gs_up(struct gstorm *g, struct pass_progs *pp, int tx_frags, bool stack_bulk)
+{
+	char why[160];
+
+	memset(g, 0, sizeof(*g));
+	for (int i = 0; i < MAX_TRAFFIC; i++)
+		g->traffic[i] = -1;
+	g->pp = pp;
+	g->tx_frags = tx_frags;
+	kwatch_start(&g->kw);
+	if (!gem_find(g->ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return false;
+	}
+	g->peer = getenv("XDPLAB_GEM_PEER");
+	if (!g->peer || !*g->peer) {
+		test__skip("XDPLAB_GEM_PEER unset (the address of the GEM's peer, the tap on the host)");
+		return false;
+	}
+	g->ifindex = if_nametoindex(g->ifname);
+	g->mtu = sys_stat(g->ifname, "mtu");
+	if (!ASSERT_OK(link_get_rings(NULL, g->ifname, &g->rx_ring, &g->tx_ring), "ethtool -g"))
+		return false;
+	g->native = !xdp_set_native(NULL, g->ifname, pp->frags);
+	if (g->native)
+		xdp_set_native(NULL, g->ifname, -1);
+	if (!ASSERT_TRUE(link_wait_carrier(g->ifname, 10), "carrier before the storm"))
+		return false;
+	pp_dump(NULL, g->ifindex, false, &g->pools);
+	g->rx0 = sys_stat(g->ifname, "statistics/rx_packets");
+	g->tx0 = sys_stat(g->ifname, "statistics/tx_packets");
+	traffic_start(g, stack_bulk);
+	return true;
+}
+
+/* A reply to a ping within the bound, once the carrier is back. */
+static double probe(struct gstorm *g)
+{
+	double start = now_secs();
+
+	if (!link_wait_carrier(g->ifname, 10))
+		return -1;
+	start = now_secs();
+	while (now_secs() - start < STRESS_RX_BOUND)
+		if (!sh("ping -q -c 1 -W 1 -I %s %s", g->ifname, g->peer))
+			return now_secs() - start;
+	return -1;
+}
+
+static void gs_down(struct gstorm *g)
+{
+	long long rx, tx;
+	struct pp_info after = {};
+
+	traffic_stop(g);
+	if (!g->ifindex)
+		goto out;
+	rx = sys_stat(g->ifname, "statistics/rx_packets") - g->rx0;
+	tx = sys_stat(g->ifname, "statistics/tx_packets") - g->tx0;
+	if (test__verbose())
+		printf("    traffic: %lld packets in, %lld out\n", rx, tx);
+	ASSERT_GT(rx, 0, "packets received during the storm");
+	ASSERT_GT(tx, 0, "packets sent during the storm");
+	ASSERT_OK(reset_to_board(g), "rings, MTU and link as the board had them");
+	ASSERT_GE(probe(g), 0, "ping answered within the bound");
+	/* a destroyed pool goes once its last page is back */
+	for (int i = 0; i < 50; i++) {
+		if (pp_dump(NULL, g->ifindex, false, &after) || !after.detached)
+			break;
+		usleep(200000);
+	}
+	ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight");
+	ASSERT_EQ(after.npools, g->pools.npools, "as many page pools as before");
+out:
+	kwatch_check(&g->kw, "no kernel report");
+}
+
+/* ---- the changes ---- */
+
+static int op_prog(struct gstorm *g, int step)
+{
+	int fds[] = { g->pp->frags, g->pp->linear, g->pp->frags, -1, g->tx_frags, -1 };
+
+	return xdp_set_native(NULL, g->ifname, fds[step % 6]);
+}
+
+static int op_mtu(struct gstorm *g, int step)
+{
+	static const int mtus[] = { 9000, 1500, 576, 4000 };
+
+	/* macb takes a new MTU only while down */
+	return link_set_up(NULL, g->ifname, false) ?:
+	       link_set_mtu(NULL, g->ifname, mtus[step % 4]) ?:
+	       link_set_up(NULL, g->ifname, true);
+}
+
+static int op_rings(struct gstorm *g, int step)
+{
+	static const int rx[] = { 64, 8192, 128, 512, 4096 }, tx[] = { 64, 4096, 128, 512, 64 };
+
+	return link_set_rings(NULL, g->ifname, rx[step % 5], tx[step % 5]);
+}
+
+static int op_flap(struct gstorm *g, int step)
+{
+	(void)step;
+	return link_set_up(NULL, g->ifname, false) ?: link_set_up(NULL, g->ifname, true);
+}
+
+typedef int (*op_fn)(struct gstorm *g, int step);
+
+struct ctx {
+	struct pass_progs *pp;
+	int tx_frags;
+};
+
+static void one_storm(struct ctx *c, op_fn op, const char *what, bool needs_xdp)
+{
+	struct gstorm g;
+	struct storm st;
+
+	if (!gs_up(&g, c->pp, c->tx_frags, false))
+		return;
+	if (needs_xdp && !g.native) {
+		test__skip("%s has no native XDP (stock macb, kernel without kernel-patches/macb)",
+			   g.ifname);
+		traffic_stop(&g);
+		return;
+	}
+	/* with the series, every change below runs with a program attached */
+	if (g.native && !needs_xdp)
+		ASSERT_OK(xdp_set_native(NULL, g.ifname, c->pp->frags), "xdp_pass_frags");
+	for (storm_begin(&st); storm_next(&st);) {
+		int err = op(&g, st.steps);
+
+		if (err && st.errors++ < 3)
+			printf("    %s, step %d: %s\n", what, st.steps, strerror(-err));
+	}
+	if (test__verbose())
+		printf("    %s: %d changes\n", what, st.steps);
+	ASSERT_GE(st.steps, 2, "changes made");
+	ASSERT_EQ(st.errors, 0, "changes refused");
+	gs_down(&g);
+}
+
+static void refill_storm(void *arg)
+{
+	struct gstorm *g = arg;
+	struct storm st;
+
+	for (storm_begin(&st); storm_next(&st);) {
+		if (st.steps % 5 == 4)
+			op_rings(g, st.steps / 5);
+		usleep(200000);
+	}
+}
+
+static void alloc_fail_refill(struct ctx *c)
+{
+	const char *why = fault_unavailable(FAULT_PAGE_ALLOC) ?: fault_unavailable(FAULT_SLAB);
+	struct fault_cfg cfg = { .kind = FAULT_SLAB, .probability = 5 };
+	struct fault fs;
+	struct gstorm g;
+	long n_slab = -1, n_page = -1;
+
+	if (!gs_up(&g, c->pp, c->tx_frags, false))
+		return;
+	if (why) {
+		test__skip("%s", why);
+		traffic_stop(&g);
+		return;
+	}
+	if (g.native)
+		ASSERT_OK(xdp_set_native(NULL, g.ifname, c->pp->frags), "xdp_pass_frags");
+	if (ASSERT_OK(fault_arm(&fs, &cfg), "failslab on")) {
+		cfg.kind = FAULT_PAGE_ALLOC;
+		n_page = fault_run(&cfg, refill_storm, &g);
+		n_slab = fault_disarm(&fs);
+	}
+	printf("    %ld slab and %ld page allocation failures injected\n", n_slab, n_page);
+	ASSERT_GT(n_slab + n_page, 0, "allocation failures injected");
+	gs_down(&g);
+}
+
+/* No change: XDP_TX sends every echo reply back out while the stack
+ * sends its pings and a UDP stream, on the same TX queue.
+ */
+static void xdp_tx_stack_tx(struct ctx *c)
+{
+	double end = now_secs() + stress_secs();
+	long long tx0, err0;
+	struct gstorm g;
+
+	if (!gs_up(&g, c->pp, c->tx_frags, true))
+		return;
+	if (!g.native) {
+		test__skip("%s has no native XDP (stock macb, kernel without kernel-patches/macb)",
+			   g.ifname);
+		traffic_stop(&g);
+		return;
+	}
+	tx0 = queue_stat(g.ifname, "xdp_tx");
+	err0 = queue_stat(g.ifname, "xdp_tx_err");
+	if (ASSERT_OK(xdp_set_native(NULL, g.ifname, c->tx_frags), "xdp_tx_frags (ICMP)")) {
+		link_wait_carrier(g.ifname, 10);
+		while (now_secs() < end)
+			usleep(100000);	/* the storm is the traffic itself */
+		if (test__verbose())
+			printf("    xdp_tx %lld, xdp_tx_err %lld\n",
+			       queue_stat(g.ifname, "xdp_tx") - tx0,
+			       queue_stat(g.ifname, "xdp_tx_err") - err0);
+		ASSERT_GT(queue_stat(g.ifname, "xdp_tx") - tx0, 0, "replies sent back by XDP_TX");
+		ASSERT_EQ(queue_stat(g.ifname, "xdp_tx_err") - err0, 0, "XDP_TX errors");
+	}
+	gs_down(&g);
+}
+
+TEST(stress_gem)
+{
+	char ifname[IF_NAMESIZE], why[160];
+	struct pass_progs pp = {};
+	struct xdp_tx_bpf *tx = NULL;
+	struct ctx c = { &pp, -1 };
+
+	if (!gem_find(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	if (!pass_progs_load(&pp))
+		return;
+	/* XDP_TX for ICMP only: the iperf3 control connection must pass */
+	tx = xdp_tx_bpf__open();
+	if (!ASSERT_OK_PTR(tx, "open xdp_tx"))
+		goto out;
+	tx->rodata->cfg.match_l4 = XDPLAB_L4_ICMP;
+	if (!ASSERT_OK(xdp_tx_bpf__load(tx), "load xdp_tx"))
+		goto out;
+	c.tx_frags = bpf_program__fd(tx->progs.xdp_tx_frags);
+	kmemleak_forget();
+	if (test__start_subtest("prog_replace"))
+		one_storm(&c, op_prog, "program changes", true);
+	if (test__start_subtest("mtu"))
+		one_storm(&c, op_mtu, "MTU changes", false);
+	if (test__start_subtest("rings"))
+		one_storm(&c, op_rings, "ring resizes", false);
+	if (test__start_subtest("link_flap"))
+		one_storm(&c, op_flap, "down/up", false);
+	if (test__start_subtest("carrier_flap"))
+		test__skip("the GEM's carrier is the emulated PHY's: the guest cannot flap it "
+			   "apart from down/up (link_flap)");
+	if (test__start_subtest("alloc_fail_refill"))
+		alloc_fail_refill(&c);
+	if (test__start_subtest("xdp_tx_stack_tx"))
+		xdp_tx_stack_tx(&c);
+	if (test__start_subtest("kmemleak"))
+		kmemleak_check("kmemleak after the GEM storms");
+out:
+	xdp_tx_bpf__destroy(tx);
+	pass_progs_free(&pp);
+}
