@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define STRESS_STEPS 500	/* changes a storm makes at most */
-#define STRESS_SECS 6.0		/* default length of a storm */
+#define STRESS_STEPS 2000	/* changes a storm makes at most */
+#define STRESS_SECS 10.0	/* default length of a storm */
 #define STRESS_RX_BOUND 10.0	/* RX must work again within this (s) */
 
 double stress_secs(void);
