@@ -12,7 +12,9 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <linux/sockios.h>
 
 #include "netns.h"
@@ -164,6 +166,23 @@ void netns_leave(int saved)
 	if (setns(saved, CLONE_NEWNET))
 		perror("netns: setns back");
 	close(saved);
+}
+
+socklen_t netns_sockaddr(const char *ip, int port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *s4 = (void *)ss;
+	struct sockaddr_in6 *s6 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, ip, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		return sizeof(*s4);
+	}
+	inet_pton(AF_INET6, ip, &s6->sin6_addr);
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	return sizeof(*s6);
 }
 
 int netns_ifindex(const char *ns, const char *ifname)

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <net/if.h>
+#include <sys/socket.h>
 
 #define NETNS_NAME_MAX 48
 
@@ -68,6 +69,9 @@ int veth_pair_join(struct veth_pair *vp, const char *ns0, const char *if0,
 int veth_pair_add_mq(struct veth_pair *vp, const char *tag, int id, int mtu, int queues);
 int veth_pair_join_mq(struct veth_pair *vp, const char *ns0, const char *if0,
 		      const char *ns1, const char *if1, int id, int mtu, int queues);
+
+/* ip (IPv4, else IPv6) and port as a socket address; returns its length. */
+socklen_t netns_sockaddr(const char *ip, int port, struct sockaddr_storage *ss);
 
 /* ifindex of ifname inside namespace ns (NULL: the current one). */
 int netns_ifindex(const char *ns, const char *ifname);

@@ -40,6 +40,13 @@ struct storm {
 void storm_begin(struct storm *s);
 bool storm_next(struct storm *s);
 
+/* One change of a storm, step 0, 1, ...: 0, or -errno when refused. */
+typedef int (*storm_op)(void *ctx, int step);
+/* A storm of op: every change must be accepted (the first refusals are
+ * printed), and at least min_steps made within the bounds.
+ */
+void storm_of(storm_op op, void *ctx, const char *what, int min_steps);
+
 /* ---- the kernel's log ---- */
 
 struct kwatch {

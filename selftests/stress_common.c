@@ -53,6 +53,22 @@ bool storm_next(struct storm *s)
 	return s->steps < STRESS_STEPS && now_secs() < s->end;
 }
 
+void storm_of(storm_op op, void *ctx, const char *what, int min_steps)
+{
+	struct storm s;
+
+	for (storm_begin(&s); storm_next(&s);) {
+		int err = op(ctx, s.steps);
+
+		if (err && s.errors++ < 3)
+			printf("    %s, step %d: %s\n", what, s.steps, strerror(-err));
+	}
+	if (test__verbose())
+		printf("    %s: %d changes\n", what, s.steps);
+	ASSERT_GE(s.steps, min_steps, "changes made");
+	ASSERT_EQ(s.errors, 0, "changes refused");
+}
+
 /* ---- the kernel's log ---- */
 
 /* What the vmtest's console scan fails a run on, and what RT=1 and the
@@ -165,24 +181,6 @@ void kmemleak_check(const char *what)
 
 /* ---- traffic ---- */
 
-static socklen_t sockaddr_of(const char *ip, int port, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in *s4 = (void *)ss;
-	struct sockaddr_in6 *s6 = (void *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, ip, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		return sizeof(*s4);
-	}
-	if (inet_pton(AF_INET6, ip, &s6->sin6_addr) != 1)
-		return 0;
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	return sizeof(*s6);
-}
-
 /* A UDP socket in ns (NULL: here) of the family of ip; bound to the
  * wildcard address at port when port is not 0.
  */
@@ -192,7 +190,7 @@ static int udp_socket_in(const char *ns, const char *ip, int port)
 	int saved = ns ? netns_enter(ns) : -1, fd, one = 1;
 	socklen_t sl;
 
-	if ((ns && saved < 0) || !sockaddr_of(ip, 0, &ss)) {
+	if ((ns && saved < 0) || !netns_sockaddr(ip, 0, &ss)) {
 		netns_leave(saved);
 		return -1;
 	}
@@ -248,7 +246,7 @@ int blast_start(struct blaster *b, const char *ns, const char *dst, int port, in
 		bool gso)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = sockaddr_of(dst, port, &ss);
+	socklen_t sl = netns_sockaddr(dst, port, &ss);
 	int tx, rx;
 
 	b->pid = -1;
@@ -301,7 +299,7 @@ void blast_stop(struct blaster *b, unsigned long long *sent, unsigned long long 
 double udp_probe(const char *sns, const char *rns, const char *dst, int port, double timeout)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = sockaddr_of(dst, port, &ss);
+	socklen_t sl = netns_sockaddr(dst, port, &ss);
 	int tx = udp_socket_in(sns, dst, 0), rx = udp_socket_in(rns, dst, port);
 	double start = now_secs(), took = -1;
 	char buf[64];

@@ -219,15 +219,17 @@ out:
 
 /* ---- the changes ---- */
 
-static int op_prog(struct gstorm *g, int step)
+static int op_prog(void *arg, int step)
 {
+	struct gstorm *g = arg;
 	int fds[] = { g->pp->frags, g->pp->linear, g->pp->frags, -1, g->tx_frags, -1 };
 
 	return xdp_set_native(NULL, g->ifname, fds[step % 6]);
 }
 
-static int op_mtu(struct gstorm *g, int step)
+static int op_mtu(void *arg, int step)
 {
+	struct gstorm *g = arg;
 	static const int mtus[] = { 9000, 1500, 576, 4000 };
 
 	/* macb takes a new MTU only while down */
@@ -236,30 +238,29 @@ static int op_mtu(struct gstorm *g, int step)
 	       link_set_up(NULL, g->ifname, true);
 }
 
-static int op_rings(struct gstorm *g, int step)
+static int op_rings(void *arg, int step)
 {
+	struct gstorm *g = arg;
 	static const int rx[] = { 64, 8192, 128, 512, 4096 }, tx[] = { 64, 4096, 128, 512, 64 };
 
 	return link_set_rings(NULL, g->ifname, rx[step % 5], tx[step % 5]);
 }
 
-static int op_flap(struct gstorm *g, int step)
+static int op_flap(void *arg, int step)
 {
+	struct gstorm *g = arg;
 	(void)step;
 	return link_set_up(NULL, g->ifname, false) ?: link_set_up(NULL, g->ifname, true);
 }
-
-typedef int (*op_fn)(struct gstorm *g, int step);
 
 struct ctx {
 	struct pass_progs *pp;
 	int tx_frags;
 };
 
-static void one_storm(struct ctx *c, op_fn op, const char *what, bool needs_xdp)
+static void one_storm(struct ctx *c, storm_op op, const char *what, bool needs_xdp)
 {
 	struct gstorm g;
-	struct storm st;
 
 	if (!gs_up(&g, c->pp, c->tx_frags, false))
 		return;
@@ -272,16 +273,7 @@ static void one_storm(struct ctx *c, op_fn op, const char *what, bool needs_xdp)
 	/* with the series, every change below runs with a program attached */
 	if (g.native && !needs_xdp)
 		ASSERT_OK(xdp_set_native(NULL, g.ifname, c->pp->frags), "xdp_pass_frags");
-	for (storm_begin(&st); storm_next(&st);) {
-		int err = op(&g, st.steps);
-
-		if (err && st.errors++ < 3)
-			printf("    %s, step %d: %s\n", what, st.steps, strerror(-err));
-	}
-	if (test__verbose())
-		printf("    %s: %d changes\n", what, st.steps);
-	ASSERT_GE(st.steps, 2, "changes made");
-	ASSERT_EQ(st.errors, 0, "changes refused");
+	storm_of(op, &g, what, 2);
 	gs_down(&g);
 }
 

@@ -302,22 +302,25 @@ out:
 
 /* ---- the changes ---- */
 
-static int op_prog(struct tstorm *s, int step)
+static int op_prog(void *arg, int step)
 {
+	struct tstorm *s = arg;
 	int fds[] = { s->pp->frags, s->tx_frags, s->pp->linear, -1, s->tx_linear, -1 };
 
 	return xdp_set_native(s->ns, TAP, fds[step % 6]);
 }
 
-static int op_mtu(struct tstorm *s, int step)
+static int op_mtu(void *arg, int step)
 {
+	struct tstorm *s = arg;
 	static const int mtus[] = { 68, 9000, 1500, 576, 4000 };
 
 	return link_set_mtu(s->ns, TAP, mtus[step % 5]);
 }
 
-static int op_ring(struct tstorm *s, int step)
+static int op_ring(void *arg, int step)
 {
+	struct tstorm *s = arg;
 	static const int len[] = { 1, 16, 1000, 4, 500 };
 	struct ifreq ifr = { .ifr_qlen = len[step % 5] };
 	int saved = netns_enter(s->ns), fd, err;
@@ -334,8 +337,9 @@ static int op_ring(struct tstorm *s, int step)
 	return err;
 }
 
-static int op_flap(struct tstorm *s, int step)
+static int op_flap(void *arg, int step)
 {
+	struct tstorm *s = arg;
 	int off = 0, on = 1;
 
 	if (step % 2)
@@ -344,35 +348,17 @@ static int op_flap(struct tstorm *s, int step)
 	return link_set_up(s->ns, TAP, false) ?: link_set_up(s->ns, TAP, true);
 }
 
-typedef int (*op_fn)(struct tstorm *s, int step);
-
-static void storm_of(struct tstorm *s, op_fn op, const char *what)
-{
-	struct storm st;
-
-	for (storm_begin(&st); storm_next(&st);) {
-		int err = op(s, st.steps);
-
-		if (err && st.errors++ < 3)
-			printf("    %s, step %d: %s\n", what, st.steps, strerror(-err));
-	}
-	if (test__verbose())
-		printf("    %s: %d changes\n", what, st.steps);
-	ASSERT_GE(st.steps, 4, "changes made");
-	ASSERT_EQ(st.errors, 0, "changes refused");
-}
-
 struct ctx {
 	struct pass_progs *pp;
 	struct xdp_tx_bpf *tx;
 };
 
-static void one_storm(struct ctx *c, const char *tag, op_fn op, const char *what)
+static void one_storm(struct ctx *c, const char *tag, storm_op op, const char *what)
 {
 	struct tstorm s;
 
 	if (ts_up(&s, tag, c->pp, c->tx, 4))
-		storm_of(&s, op, what);
+		storm_of(op, &s, what, 4);
 	ts_down(&s);
 }
 
@@ -396,7 +382,7 @@ static void writers(struct ctx *c)
 
 static void mixed(struct ctx *c)
 {
-	static const op_fn ops[] = { op_prog, op_mtu, op_ring, op_flap };
+	static const storm_op ops[] = { op_prog, op_mtu, op_ring, op_flap };
 	unsigned int seed = (unsigned int)getpid();
 	struct storm st;
 	struct tstorm s;

@@ -123,8 +123,9 @@ out:
 
 /* ---- the changes; each returns 0, or -errno when the kernel refused ---- */
 
-static int op_prog(struct vstorm *v, int step)
+static int op_prog(void *arg, int step)
 {
+	struct vstorm *v = arg;
 	/* frags, linear (replaces), frags (replaces), none, linear, none */
 	static const int seq[] = { 1, 2, 1, 0, 2, 0 };
 	int what = seq[step % 6], err = 0;
@@ -138,8 +139,9 @@ static int op_prog(struct vstorm *v, int step)
 
 static const int mtus[] = { 9000, 68, 1500, 4000, 576 };
 
-static int op_mtu(struct vstorm *v, int step)
+static int op_mtu(void *arg, int step)
 {
+	struct vstorm *v = arg;
 	int err = 0;
 
 	for (int i = 0; i < 2; i++)
@@ -160,8 +162,9 @@ static int set_channels_both(struct vstorm *v, int rx, int tx)
 	return err;
 }
 
-static int op_channels(struct vstorm *v, int step)
+static int op_channels(void *arg, int step)
 {
+	struct vstorm *v = arg;
 	static const int seq[] = { 1, 4, 2, 3 };
 	int to = seq[step % 4], from = v->channels, err;
 
@@ -172,39 +175,21 @@ static int op_channels(struct vstorm *v, int step)
 	return err;
 }
 
-static int op_flap(struct vstorm *v, int step)
+static int op_flap(void *arg, int step)
 {
+	struct vstorm *v = arg;
 	int i = step % 2;
 
 	return link_set_up(v->vp.ns[i], v->vp.ifname[i], false) ?:
 	       link_set_up(v->vp.ns[i], v->vp.ifname[i], true);
 }
 
-typedef int (*op_fn)(struct vstorm *v, int step);
-
-/* A storm of op; the kernel must accept every change. */
-static void storm_of(struct vstorm *v, op_fn op, const char *what)
-{
-	struct storm s;
-
-	for (storm_begin(&s); storm_next(&s);) {
-		int err = op(v, s.steps);
-
-		if (err && s.errors++ < 3)
-			printf("    %s, step %d: %s\n", what, s.steps, strerror(-err));
-	}
-	if (test__verbose())
-		printf("    %s: %d changes\n", what, s.steps);
-	ASSERT_GE(s.steps, 4, "changes made");
-	ASSERT_EQ(s.errors, 0, "changes refused");
-}
-
-static void one_storm(struct pass_progs *pp, const char *tag, op_fn op, const char *what)
+static void one_storm(struct pass_progs *pp, const char *tag, storm_op op, const char *what)
 {
 	struct vstorm v;
 
 	if (vs_up(&v, tag, pp))
-		storm_of(&v, op, what);
+		storm_of(op, &v, what, 4);
 	vs_down(&v);
 }
 
@@ -214,7 +199,7 @@ static void one_storm(struct pass_progs *pp, const char *tag, op_fn op, const ch
  */
 static void mixed(struct pass_progs *pp)
 {
-	static const op_fn ops[] = { op_prog, op_mtu, op_channels, op_flap };
+	static const storm_op ops[] = { op_prog, op_mtu, op_channels, op_flap };
 	unsigned int seed = (unsigned int)getpid();
 	struct storm s;
 	struct vstorm v;

@@ -41,27 +41,10 @@ static int sock_in(const char *ns, int family, int type, int proto)
 	return fd;
 }
 
-static socklen_t sa_of(const char *ip, int port, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in *s4 = (void *)ss;
-	struct sockaddr_in6 *s6 = (void *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, ip, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		return sizeof(*s4);
-	}
-	inet_pton(AF_INET6, ip, &s6->sin6_addr);
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	return sizeof(*s6);
-}
-
 static int udp_listen(const char *ns, const char *ip, int port)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = sa_of(ip, port, &ss);
+	socklen_t sl = netns_sockaddr(ip, port, &ss);
 	int fd = sock_in(ns, ss.ss_family, SOCK_DGRAM, 0);
 	int big = 4 << 20;
 
@@ -79,7 +62,7 @@ static int udp_listen(const char *ns, const char *ip, int port)
 static int udp_send(const char *ns, const char *ip, int port, int n, size_t size)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = sa_of(ip, port, &ss);
+	socklen_t sl = netns_sockaddr(ip, port, &ss);
 	int fd = sock_in(ns, ss.ss_family, SOCK_DGRAM, 0), sent = 0;
 	static uint8_t buf[65536];
 
@@ -140,7 +123,7 @@ static bool stop_clean(struct cli_bg *bg, const char *ns, const char *ifname)
 static void tcp_stream(const struct veth_pair *vp, size_t total)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = sa_of(vp->ip4[1], 5100, &ss);
+	socklen_t sl = netns_sockaddr(vp->ip4[1], 5100, &ss);
 	int ls = sock_in(vp->ns[1], AF_INET, SOCK_STREAM, 0), cs = -1, as = -1, one = 1;
 	static uint8_t buf[65536];
 	size_t sent = 0, got = 0, bad = 0;

@@ -217,23 +217,6 @@ struct stream {
 	double secs;
 };
 
-static socklen_t sa_of(const char *ip, int port, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in *s4 = (void *)ss;
-	struct sockaddr_in6 *s6 = (void *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, ip, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		return sizeof(*s4);
-	}
-	inet_pton(AF_INET6, ip, &s6->sin6_addr);
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	return sizeof(*s6);
-}
-
 static int sock_in(const char *ns, int family)
 {
 	int saved = netns_enter(ns), fd;
@@ -250,7 +233,7 @@ static bool tcp_stream(struct stream *st)
 {
 	static uint8_t buf[1 << 17];
 	struct sockaddr_storage ss;
-	socklen_t sl = sa_of(st->sip, PORT, &ss);
+	socklen_t sl = netns_sockaddr(st->sip, PORT, &ss);
 	int ls = sock_in(st->sns, ss.ss_family), cs = -1, as = -1, one = 1;
 	double start = now_secs(), next_hook = start, end = start + STREAM_SECS;
 	size_t sent = 0;
