@@ -18,7 +18,11 @@ base=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config ip
 vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
     libssl-dev libelf-dev dwarves cpio xz-utils rsync busybox-static
     gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu git kmod)
-vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-system-arm cpio)
+# libc6-dev-arm64-cross: the cross compiler's own libc headers. apt here
+# installs no recommends, so gcc-aarch64-linux-gnu comes without them and
+# `make arm64` stops at the first #include <errno.h> (bits/wordsize.h).
+vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
+          qemu-system-arm cpio)
 bench=(gnuplot-nox)
 
 want=() foreign=()

@@ -2,7 +2,8 @@
 # Boot a kernel under QEMU with the host's / as the guest's read-only root
 # (virtio-9p), run one command in it through vmtest/init.sh, and exit with
 # the command's exit status. Fails too when the guest's kernel log shows a
-# WARN, BUG, KASAN, lockdep or kmemleak report, or when the guest hangs.
+# WARN, BUG, KASAN, lockdep or kmemleak report, a sleep in atomic context,
+# or when the guest hangs.
 #
 #   vmtest/boot.sh [options] KERNEL_IMAGE
 #     --initrd FILE      initramfs to boot first (Debian's modular kernels)
@@ -246,7 +247,9 @@ if [ -n "$gem_ns" ]; then
 	log "host tap $tap: $(awk '/RX:/ {getline; rx=$2} /TX:/ {getline; tx=$2} END {print "received " rx ", sent " tx " packets"}' "$run/tap.stats")"
 fi
 
-splat_re='^\[ *[0-9]+\.[0-9]+\].*(WARNING:|BUG:|KASAN|possible circular locking|possible recursive locking|suspected memory leak|Oops|Kernel panic|UBSAN:|general protection fault|detected stalls? on CPU|soft lockup|blocked for more than [0-9]+ seconds)'
+# The atomic-context reports (RT=1, DEBUG=1) are named on their own although
+# they start with "BUG:" today: they are what RT=1 is for.
+splat_re='^\[ *[0-9]+\.[0-9]+\].*(WARNING:|BUG:|KASAN|possible circular locking|possible recursive locking|suspected memory leak|Oops|Kernel panic|UBSAN:|general protection fault|detected stalls? on CPU|soft lockup|blocked for more than [0-9]+ seconds|sleeping function called from invalid context|scheduling while atomic|Invalid wait context)'
 splats=$(grep -E "$splat_re" "$log" || true)
 status=$(grep -oE 'XDPLAB-VMTEST-EXIT=[0-9]+' "$log" | tail -n 1 | cut -d= -f2 || true)
 

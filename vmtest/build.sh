@@ -10,12 +10,17 @@
 #   PATCHES      none | all (default) | veth,tun,... (see vmtest/series.sh)
 #   PATCHDIR     where the <driver>/ series live (default kernel-patches/)
 #   DEBUG=1      also merge kernel-patches/config/debug.config (and <arch>-debug.config)
+#   RT=1         also merge rt.config: PREEMPT_RT, lockdep, atomic-sleep checks
+#   FAULT=1      also merge fault.config: failslab, fail_page_alloc, fail_function
+#                (the three combine; each combination is a flavour of its own)
+#   VMTEST_SEED  1 (default): a flavour's first build starts from a copy of
+#                the plain build of its arch (see seed_from below); 0: cold
 #   KERNEL_SRC   build this tree as it is instead of Debian's source
 #                (no series are applied to it; PATCHES must be none)
 #   V=1          show the kernel build's output instead of logging it
 #
-# One build directory (make O=) per source tree, architecture and DEBUG
-# flavour, whatever PATCHES says: the series share one worktree. It records the key it was built for (source version, series hash,
+# One build directory (make O=) per source tree, architecture and flavour
+# (DEBUG, RT, FAULT), whatever PATCHES says: the series share one worktree. It records the key it was built for (source version, series hash,
 # config hash); when the key matches, nothing runs, not even make. A changed
 # series re-applies (vmtest/patch.sh) and make rebuilds only what changed.
 set -euo pipefail
@@ -28,8 +33,10 @@ patchdir=${PATCHDIR:-$XDPLAB_ROOT/kernel-patches}
 patchdir=$(cd "$patchdir" 2>/dev/null && pwd) ||
 	die "PATCHDIR=${PATCHDIR:-} is not a directory" "point PATCHDIR at a folder holding <driver>/*.patch"
 confdir=$XDPLAB_ROOT/kernel-patches/config
-debug=${DEBUG:-0}
-[ "$debug" = 0 ] || [ "$debug" = 1 ] || die "DEBUG=$debug: expected 0 or 1"
+debug=${DEBUG:-0} rt=${RT:-0} fault=${FAULT:-0}
+for v in DEBUG=$debug RT=$rt FAULT=$fault; do
+	[ "${v#*=}" = 0 ] || [ "${v#*=}" = 1 ] || die "$v: expected 0 or 1"
+done
 
 case "$arch" in
 x86_64) image=arch/x86/boot/bzImage target=bzImage ;;
@@ -39,17 +46,23 @@ esac
 	die "no cross compiler ${cross}gcc" "run 'scripts/deps.sh vm'"
 command -v pahole >/dev/null || die "pahole not found (needed for BTF)" "run 'scripts/deps.sh vm' (package dwarves)"
 
+# The flavour: which checkers are built in. It names the build directory and
+# ends the kernel release (6.12.117-xdplab-veth+tun+macb-debug-rt).
 frags=("$confdir/base.config" "$confdir/$arch.config")
-if [ "$debug" = 1 ]; then
-	frags+=("$confdir/debug.config")
-	[ ! -e "$confdir/$arch-debug.config" ] || frags+=("$confdir/$arch-debug.config")
-fi
+suffix=""
+for f in debug:$debug rt:$rt fault:$fault; do
+	[ "${f#*:}" = 1 ] || continue
+	f=${f%:*}
+	suffix+=-$f
+	frags+=("$confdir/$f.config")
+	[ ! -e "$confdir/$arch-$f.config" ] || frags+=("$confdir/$arch-$f.config")
+done
 for f in "${frags[@]}"; do
 	[ -r "$f" ] || die "missing config fragment $f" "restore it from git (git checkout -- kernel-patches/config)"
 done
 
 cache=$(cache_dir)
-flavour=$arch$([ "$debug" = 0 ] || echo -debug)
+flavour=$arch$suffix
 if [ -n "${KERNEL_SRC:-}" ]; then
 	sel=${PATCHES:-none}
 	[ "$sel" = none ] || die "KERNEL_SRC trees are built as they are; PATCHES=$sel cannot be applied to them" \
@@ -58,7 +71,7 @@ if [ -n "${KERNEL_SRC:-}" ]; then
 	[ -f "$src/Makefile" ] && [ -d "$src/kernel" ] || die "KERNEL_SRC=$src does not look like a Linux tree"
 	tree=$src
 	treekey=ext-$(echo "$src" | hash_stream | cut -c1-8)
-	localver=-xdplab
+	localver=-xdplab$suffix
 	src_id="ext:$src"
 	always_make=1
 else
@@ -66,8 +79,9 @@ else
 	src=$("$VMTEST_DIR/source.sh")
 	src_id=$(cat "$src/.git/xdplab-id")
 	treekey=$(basename "$src")
-	# The release names the series that apply: 6.12.117-xdplab-veth+tun, -none.
-	localver=-xdplab-$("$VMTEST_DIR/series.sh" applied "$sel" "$patchdir")
+	# The release names the series that apply and the flavour:
+	# 6.12.117-xdplab-veth+tun, 6.12.117-xdplab-none-rt.
+	localver=-xdplab-$("$VMTEST_DIR/series.sh" applied "$sel" "$patchdir")$suffix
 	always_make=0
 fi
 bdir=$cache/build/$treekey-$flavour
@@ -111,6 +125,28 @@ configure() {
 	check_config
 }
 
+# A flavour's first build starts from a copy of a finished build of the same
+# tree and arch with fewer checkers (DEBUG+RT from DEBUG, else the plain
+# one): Kbuild records, for every object, the CONFIG_ options its sources
+# use (fixdep), and after the new configuration only the objects that use
+# an option whose value changed are rebuilt, as after any edit of .config.
+# PREEMPT_RT changes spinlock_t for nearly every file, so RT gains little;
+# FAULT=1 touches the allocators and little else. VMTEST_SEED=0: cold.
+seed_from() {
+	local cand
+	[ "${VMTEST_SEED:-1}" = 1 ] && [ -n "$suffix" ] && [ ! -e "$bdir/.config" ] || return 0
+	for cand in $([ "$debug" = 0 ] || echo "$arch-debug") "$arch"; do
+		cand=$cache/build/$treekey-$cand
+		[ "$cand" != "$bdir" ] && [ -f "$cand/.xdplab-key" ] || continue
+		log "seeding $bdir from $cand (VMTEST_SEED=0: a cold build)"
+		rm -rf "$bdir" "$bdir.tmp"
+		cp -a "$cand" "$bdir.tmp"
+		rm -f "$bdir.tmp/.xdplab-key" "$bdir.tmp/.xdplab-config" "$bdir.tmp/build.log"
+		mv "$bdir.tmp" "$bdir"
+		return 0
+	done
+}
+
 build() {
 	if [ "$always_make" = 0 ]; then
 		tree=$("$VMTEST_DIR/patch.sh" "$src" "$sel" "$patchdir")
@@ -121,6 +157,7 @@ build() {
 			return 0
 		fi
 	fi
+	seed_from
 	rm -f "$bdir/.xdplab-key"
 	if [ ! -f "$bdir/.config" ] || [ "$(cat "$bdir/.xdplab-config" 2>/dev/null)" != "$config_hash" ] ||
 		[ "$always_make" = 1 ]; then

@@ -8,6 +8,7 @@
 #   KERNEL=6.12 (default)  Debian's linux-source-6.12 + PATCHES (vmtest/build.sh)
 #   KERNEL=debian-6.1      Debian's prebuilt 6.1 kernel (vmtest/debian-kernel.sh)
 #   KERNEL=<file>          boot that image as it is
+#   DEBUG=1, RT=1, FAULT=1 flavours of the 6.12 build (vmtest/build.sh)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -23,6 +24,15 @@ ARM64_TESTS="-t 'gem_*' -t 'macb_*' -t 'prog_*'"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/xdplab-vmtest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 kernel=${KERNEL:-6.12}
+# RT=1 and FAULT=1 are configurations of the kernel built here; a prebuilt
+# kernel is what it is.
+flavours="$([ "${RT:-0}" = 0 ] || echo ' RT=1')$([ "${FAULT:-0}" = 0 ] || echo ' FAULT=1')"
+case "$kernel" in
+6.12 | "") ;;
+*)
+	[ -z "$flavours" ] || die "${flavours# } needs the 6.12 kernel built here: KERNEL=$kernel is prebuilt and cannot be reconfigured" \
+		"drop KERNEL= to build 6.12 with${flavours}, or drop${flavours} to boot $kernel" ;;
+esac
 case "$kernel" in
 6.12 | "")
 	if [ "$mode" = kernel ]; then
@@ -38,8 +48,8 @@ case "$kernel" in
 		XDPLAB_KSRC=$(cache_dir)/trees/$(basename "$("$VMTEST_DIR/source.sh")")-work
 	fi
 	export XDPLAB_KSRC
-	label="Linux 6.12 PATCHES=${PATCHES:-$([ -n "${KERNEL_SRC:-}" ] && echo none || echo all)}$([ "${DEBUG:-0}" = 0 ] || echo ' DEBUG=1')"
-	[ -z "${KERNEL_SRC:-}" ] || label="$KERNEL_SRC"
+	label="Linux 6.12 PATCHES=${PATCHES:-$([ -n "${KERNEL_SRC:-}" ] && echo none || echo all)}$([ "${DEBUG:-0}" = 0 ] || echo ' DEBUG=1')$flavours"
+	[ -z "${KERNEL_SRC:-}" ] || label="$KERNEL_SRC$([ "${DEBUG:-0}" = 0 ] || echo ' DEBUG=1')$flavours"
 	;;
 debian-6.1)
 	[ "$VMTEST_ARCH" = x86_64 ] || die "KERNEL=debian-6.1 is x86_64 only"
@@ -62,9 +72,11 @@ if [ "$mode" = kernel ]; then
 	exit 0
 fi
 log "kernel ready after $((SECONDS - t0)) s"
-# KASAN and lockdep under TCG: more memory, more time.
+# KASAN and lockdep under TCG: more memory, more time. RT=1 has lockdep too.
 if [ "${DEBUG:-0}" = 1 ]; then
 	export VMTEST_MEM=${VMTEST_MEM:-4096} VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600}
+elif [ "${RT:-0}" = 1 ]; then
+	export VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600}
 fi
 
 if [ "$mode" = shell ]; then
