@@ -112,6 +112,25 @@ const char *fault_unavailable(enum fault_kind kind)
 	return NULL;
 }
 
+bool fault_function_injectable(const char *func)
+{
+	char line[256];
+	size_t n = strlen(func);
+	bool found = false;
+	FILE *f;
+
+	if (fault_unavailable(FAULT_FUNCTION))
+		return false;
+	f = fopen(DEBUGFS "/fail_function/injectable", "r");
+	if (!f)
+		return false;
+	/* "function<TAB>type" */
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, func, n) && (line[n] == '\t' || line[n] == ' ');
+	fclose(f);
+	return found;
+}
+
 static void unlink_armed(struct fault *f)
 {
 	for (struct fault **p = &armed_list; *p; p = &(*p)->next) {

@@ -67,6 +67,8 @@ struct fault {
  * not mounted), or why not, in one line, for test__skip().
  */
 const char *fault_unavailable(enum fault_kind kind);
+/* Is func listed in /sys/kernel/debug/fail_function/injectable? */
+bool fault_function_injectable(const char *func);
 /* Arms cfg. Returns 0, or -1 with errno (and nothing left armed). */
 int fault_arm(struct fault *f, const struct fault_cfg *cfg);
 /* Disarms (safe on a fault never armed); returns the failures injected

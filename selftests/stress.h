@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "fault_inject.h"
+
 #define STRESS_STEPS 2000	/* changes a storm makes at most */
 #define STRESS_SECS 10.0	/* default length of a storm */
 #define STRESS_RX_BOUND 10.0	/* RX must work again within this (s) */
@@ -72,6 +74,24 @@ bool kernel_report_line(const char *line);
  */
 void kmemleak_forget(void);
 void kmemleak_check(const char *what);
+
+/* ---- allocation failures during a storm ---- */
+
+/* The failures of a refill storm: slab and page allocations as base says
+ * (kind ignored), and, where fail_function can, page_pool_alloc_pages()
+ * returning NULL at four times base's probability: a page-pool refill
+ * that fails without any other allocation of the guest failing.
+ */
+struct storm_faults {
+	struct fault slab, page, pp;
+	bool pp_armed;
+};
+/* Arms them (asserting each); false if any failed (nothing left armed). */
+bool storm_faults_on(struct storm_faults *sf, const struct fault_cfg *base);
+/* Disarms, prints how many of each were injected, asserts some were. */
+void storm_faults_off(struct storm_faults *sf);
+/* Why this kernel cannot inject them, or NULL. */
+const char *storm_faults_unavailable(void);
 
 /* ---- traffic ---- */
 

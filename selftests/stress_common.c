@@ -179,6 +179,51 @@ void kmemleak_check(const char *what)
 		printf("%.3000s\n", buf);
 }
 
+/* ---- allocation failures during a storm ---- */
+
+#define PP_REFILL_FUNC "page_pool_alloc_pages"
+
+const char *storm_faults_unavailable(void)
+{
+	return fault_unavailable(FAULT_PAGE_ALLOC) ?: fault_unavailable(FAULT_SLAB);
+}
+
+bool storm_faults_on(struct storm_faults *sf, const struct fault_cfg *base)
+{
+	struct fault_cfg c = *base;
+
+	memset(sf, 0, sizeof(*sf));
+	c.kind = FAULT_SLAB;
+	if (!ASSERT_OK(fault_arm(&sf->slab, &c), "failslab on"))
+		return false;
+	c.kind = FAULT_PAGE_ALLOC;
+	if (!ASSERT_OK(fault_arm(&sf->page, &c), "fail_page_alloc on")) {
+		fault_disarm(&sf->slab);
+		return false;
+	}
+	if (fault_function_injectable(PP_REFILL_FUNC)) {
+		c.kind = FAULT_FUNCTION;
+		c.func = PP_REFILL_FUNC;
+		c.retval = 0;
+		c.probability = base->probability * 4 > 100 ? 100 : base->probability * 4;
+		sf->pp_armed = ASSERT_OK(fault_arm(&sf->pp, &c), "fail_function " PP_REFILL_FUNC);
+	} else if (test__verbose()) {
+		printf("    %s is not injectable here: slab and page failures only\n",
+		       PP_REFILL_FUNC);
+	}
+	return true;
+}
+
+void storm_faults_off(struct storm_faults *sf)
+{
+	long pp = sf->pp_armed ? fault_disarm(&sf->pp) : 0;
+	long page = fault_disarm(&sf->page), slab = fault_disarm(&sf->slab);
+
+	printf("    injected: %ld slab, %ld page, %ld " PP_REFILL_FUNC " failures\n", slab, page,
+	       pp);
+	ASSERT_GT(slab + page + pp, 0, "allocation failures injected");
+}
+
 /* ---- traffic ---- */
 
 /* A UDP socket in ns (NULL: here) of the family of ip; bound to the

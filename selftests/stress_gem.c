@@ -12,8 +12,9 @@
  *			and up to the largest (RX 8192, TX 4096)
  *	link_flap	down/up; the carrier is the emulated PHY's and the guest
  *			cannot flap it alone: that subtest skips, saying so
- *	alloc_fail_refill  atomic page and slab allocations fail (5%), with
- *			a ring resize now and then: NAPI's RX refill
+ *	alloc_fail_refill  atomic page and slab allocations fail (5%), and
+ *			page_pool_alloc_pages() (20%, fail_function), with a
+ *			ring resize now and then: NAPI's RX refill
  *	xdp_tx_stack_tx XDP_TX of every echo reply and the stack's TX (pings,
  *			and an iperf3 UDP stream to the peer) on the GEM's queue
  *
@@ -37,7 +38,6 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
-#include "fault_inject.h"
 #include "gem.h"
 #include "netns.h"
 #include "page_pool.h"
@@ -291,11 +291,10 @@ static void refill_storm(void *arg)
 
 static void alloc_fail_refill(struct ctx *c)
 {
-	const char *why = fault_unavailable(FAULT_PAGE_ALLOC) ?: fault_unavailable(FAULT_SLAB);
-	struct fault_cfg cfg = { .kind = FAULT_SLAB, .probability = 5 };
-	struct fault fs;
+	const char *why = storm_faults_unavailable();
+	struct fault_cfg base = { .probability = 5 };
+	struct storm_faults sf;
 	struct gstorm g;
-	long n_slab = -1, n_page = -1;
 
 	if (!gs_up(&g, c->pp, c->tx_frags, false))
 		return;
@@ -306,13 +305,10 @@ static void alloc_fail_refill(struct ctx *c)
 	}
 	if (g.native)
 		ASSERT_OK(xdp_set_native(NULL, g.ifname, c->pp->frags), "xdp_pass_frags");
-	if (ASSERT_OK(fault_arm(&fs, &cfg), "failslab on")) {
-		cfg.kind = FAULT_PAGE_ALLOC;
-		n_page = fault_run(&cfg, refill_storm, &g);
-		n_slab = fault_disarm(&fs);
+	if (storm_faults_on(&sf, &base)) {
+		refill_storm(&g);
+		storm_faults_off(&sf);
 	}
-	printf("    %ld slab and %ld page allocation failures injected\n", n_slab, n_page);
-	ASSERT_GT(n_slab + n_page, 0, "allocation failures injected");
 	gs_down(&g);
 }
 

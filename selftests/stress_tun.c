@@ -21,7 +21,8 @@
  *	alloc_fail_writers  the writers' own allocations fail (task filter,
  *			sleeping ones too, 10%): tun_get_user()'s error paths
  *	alloc_fail_atomic   atomic page and slab allocations fail (5%), all
- *			tasks and softirq: NAPI, page_pool refills
+ *			tasks and softirq, and page_pool_alloc_pages() (20%,
+ *			fail_function): NAPI, page_pool refills
  *	mixed		all the changes, in a seeded random order
  *
  * After each storm: traffic flowed both ways, a frame written to the tap
@@ -51,7 +52,6 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
-#include "fault_inject.h"
 #include "netns.h"
 #include "page_pool.h"
 #include "stress.h"
@@ -416,12 +416,11 @@ static void prog_storm(void *arg)
 
 static void alloc_fail(struct ctx *c, bool writers_only)
 {
-	const char *why = fault_unavailable(FAULT_PAGE_ALLOC) ?: fault_unavailable(FAULT_SLAB);
-	struct fault_cfg cfg = { .kind = FAULT_SLAB, .probability = writers_only ? 10 : 5,
-				 .sleeping_too = writers_only };
-	struct fault fs;
+	const char *why = storm_faults_unavailable();
+	struct fault_cfg base = { .probability = writers_only ? 10 : 5,
+				  .sleeping_too = writers_only };
+	struct storm_faults sf;
 	struct tstorm s;
-	long n_slab = -1, n_page = -1;
 
 	if (why) {
 		test__skip("%s", why);
@@ -430,15 +429,12 @@ static void alloc_fail(struct ctx *c, bool writers_only)
 	if (ts_up(&s, writers_only ? "sttafw" : "sttafa", c->pp, c->tx, 4)) {
 		if (writers_only) {
 			for (int i = 0; i < s.nwriters; i++)
-				cfg.tasks[cfg.ntasks++] = s.writers[i];
+				base.tasks[base.ntasks++] = s.writers[i];
 		}
-		if (ASSERT_OK(fault_arm(&fs, &cfg), "failslab on")) {
-			cfg.kind = FAULT_PAGE_ALLOC;
-			n_page = fault_run(&cfg, prog_storm, &s);
-			n_slab = fault_disarm(&fs);
+		if (storm_faults_on(&sf, &base)) {
+			prog_storm(&s);
+			storm_faults_off(&sf);
 		}
-		printf("    %ld slab and %ld page allocation failures injected\n", n_slab, n_page);
-		ASSERT_GT(n_slab + n_page, 0, "allocation failures injected");
 	}
 	ts_down(&s);
 }
