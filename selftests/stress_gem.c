@@ -149,7 +149,7 @@ static bool gs_up(struct gstorm *g, struct pass_progs *pp, int tx_frags, bool st
 		g->traffic[i] = -1;
 	g->pp = pp;
 	g->tx_frags = tx_frags;
-	kwatch_start(&g->kw);
+	g->kw.fd = -1;
 	if (!gem_find(g->ifname, why, sizeof(why))) {
 		test__skip("%s", why);
 		return false;
@@ -169,10 +169,20 @@ static bool gs_up(struct gstorm *g, struct pass_progs *pp, int tx_frags, bool st
 	if (!ASSERT_TRUE(link_wait_carrier(g->ifname, 10), "carrier before the storm"))
 		return false;
 	pp_dump(NULL, g->ifindex, false, &g->pools);
+	kwatch_start(&g->kw);
 	g->rx0 = sys_stat(g->ifname, "statistics/rx_packets");
 	g->tx0 = sys_stat(g->ifname, "statistics/tx_packets");
 	traffic_start(g, stack_bulk);
 	return true;
+}
+
+/* A storm that skipped after gs_up(): nothing changed, nothing to check. */
+static void gs_abandon(struct gstorm *g)
+{
+	traffic_stop(g);
+	if (g->kw.fd >= 0)
+		close(g->kw.fd);
+	g->kw.fd = -1;
 }
 
 /* A reply to a ping within the bound, once the carrier is back. */
@@ -267,7 +277,7 @@ static void one_storm(struct ctx *c, storm_op op, const char *what, bool needs_x
 	if (needs_xdp && !g.native) {
 		test__skip("%s has no native XDP (stock macb, kernel without kernel-patches/macb)",
 			   g.ifname);
-		traffic_stop(&g);
+		gs_abandon(&g);
 		return;
 	}
 	/* with the series, every change below runs with a program attached */
@@ -300,7 +310,7 @@ static void alloc_fail_refill(struct ctx *c)
 		return;
 	if (why) {
 		test__skip("%s", why);
-		traffic_stop(&g);
+		gs_abandon(&g);
 		return;
 	}
 	if (g.native)
@@ -326,7 +336,7 @@ static void xdp_tx_stack_tx(struct ctx *c)
 	if (!g.native) {
 		test__skip("%s has no native XDP (stock macb, kernel without kernel-patches/macb)",
 			   g.ifname);
-		traffic_stop(&g);
+		gs_abandon(&g);
 		return;
 	}
 	tx0 = queue_stat(g.ifname, "xdp_tx");
