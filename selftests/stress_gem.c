@@ -347,7 +347,8 @@ static void xdp_tx_stack_tx(struct ctx *c)
 		while (now_secs() < end)
 			usleep(100000);	/* the storm is the traffic itself */
 		if (test__verbose())
-			printf("    xdp_tx %lld, xdp_tx_err %lld\n",
+			printf("    %s: %d TX queue(s); xdp_tx %lld, xdp_tx_err %lld\n", g.ifname,
+			       sh("exit $(ls -d /sys/class/net/%s/queues/tx-* | wc -l)", g.ifname),
 			       queue_stat(g.ifname, "xdp_tx") - tx0,
 			       queue_stat(g.ifname, "xdp_tx_err") - err0);
 		ASSERT_GT(queue_stat(g.ifname, "xdp_tx") - tx0, 0, "replies sent back by XDP_TX");
