@@ -230,12 +230,29 @@ out:
 
 /* ---- the changes ---- */
 
+/* Every change below reopens the GEM. Before the next one, the link comes
+ * back and a packet arrives (each bounded): a storm of changes that never
+ * let the link up would test the link's down state, not RX under changes.
+ */
+static int settled(struct gstorm *g, int err)
+{
+	long long rx = sys_stat(g->ifname, "statistics/rx_packets");
+	double end;
+
+	if (err || !link_wait_carrier(g->ifname, 2))
+		return err;
+	for (end = now_secs() + 1; now_secs() < end; usleep(10000))
+		if (sys_stat(g->ifname, "statistics/rx_packets") != rx)
+			break;
+	return 0;
+}
+
 static int op_prog(void *arg, int step)
 {
 	struct gstorm *g = arg;
 	int fds[] = { g->pp->frags, g->pp->linear, g->pp->frags, -1, g->tx_frags, -1 };
 
-	return xdp_set_native(NULL, g->ifname, fds[step % 6]);
+	return settled(g, xdp_set_native(NULL, g->ifname, fds[step % 6]));
 }
 
 static int op_mtu(void *arg, int step)
@@ -244,9 +261,9 @@ static int op_mtu(void *arg, int step)
 	static const int mtus[] = { 9000, 1500, 576, 4000 };
 
 	/* macb takes a new MTU only while down */
-	return link_set_up(NULL, g->ifname, false) ?:
-	       link_set_mtu(NULL, g->ifname, mtus[step % 4]) ?:
-	       link_set_up(NULL, g->ifname, true);
+	return settled(g, link_set_up(NULL, g->ifname, false) ?:
+			  link_set_mtu(NULL, g->ifname, mtus[step % 4]) ?:
+			  link_set_up(NULL, g->ifname, true));
 }
 
 static int op_rings(void *arg, int step)
@@ -254,14 +271,15 @@ static int op_rings(void *arg, int step)
 	struct gstorm *g = arg;
 	static const int rx[] = { 64, 8192, 128, 512, 4096 }, tx[] = { 64, 4096, 128, 512, 64 };
 
-	return link_set_rings(NULL, g->ifname, rx[step % 5], tx[step % 5]);
+	return settled(g, link_set_rings(NULL, g->ifname, rx[step % 5], tx[step % 5]));
 }
 
 static int op_flap(void *arg, int step)
 {
 	struct gstorm *g = arg;
 	(void)step;
-	return link_set_up(NULL, g->ifname, false) ?: link_set_up(NULL, g->ifname, true);
+	return settled(g, link_set_up(NULL, g->ifname, false) ?:
+			  link_set_up(NULL, g->ifname, true));
 }
 
 struct ctx {
