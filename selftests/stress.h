@@ -7,7 +7,8 @@
  * A storm is one kind of change (program, MTU, channels or rings, link,
  * allocation failures, ...) made again and again while traffic flows both
  * ways, bounded by STRESS_STEPS changes and stress_secs() seconds,
- * whichever comes first. After it:
+ * whichever comes first, but never fewer than STRESS_MIN_STEPS changes (a
+ * GEM reopen can take 15 s in a loaded arm64 RT guest). After it:
  *  - no kernel report: what the kernel logged since the storm began
  *    (/dev/kmsg) holds no WARNING, BUG, KASAN, lockdep, RT context,
  *    kmemleak or page-pool stall line (kwatch_*);
@@ -28,6 +29,7 @@
 #include "fault_inject.h"
 
 #define STRESS_STEPS 2000	/* changes a storm makes at most */
+#define STRESS_MIN_STEPS 4	/* and at least, however long they take */
 #define STRESS_SECS 10.0	/* default length of a storm */
 #define STRESS_RX_BOUND 10.0	/* RX must work again within this (s) */
 

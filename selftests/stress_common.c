@@ -50,7 +50,7 @@ void storm_begin(struct storm *s)
 bool storm_next(struct storm *s)
 {
 	s->steps++;
-	return s->steps < STRESS_STEPS && now_secs() < s->end;
+	return s->steps < STRESS_STEPS && (s->steps < STRESS_MIN_STEPS || now_secs() < s->end);
 }
 
 void storm_of(storm_op op, void *ctx, const char *what, int min_steps)
