@@ -77,6 +77,14 @@ bool kernel_report_line(const char *line);
 void kmemleak_forget(void);
 void kmemleak_check(const char *what);
 
+/* A step that can hang in the kernel (a reopen after a failed one): if it
+ * is not over within secs, a child logs that to the kernel's log and asks
+ * for the blocked tasks' stacks (sysrq w), so a hung run says where it
+ * hangs. watchdog_stop() ends it (0 if the step finished in time).
+ */
+pid_t watchdog_start(double secs, const char *what);
+void watchdog_stop(pid_t pid);
+
 /* ---- allocation failures during a storm ---- */
 
 /* The failures of a refill storm: slab and page allocations as base says

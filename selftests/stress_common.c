@@ -179,6 +179,45 @@ void kmemleak_check(const char *what)
 		printf("%.3000s\n", buf);
 }
 
+static void put_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ssize_t n = write(fd, text, strlen(text));
+
+		(void)n;	/* a watchdog has no one to tell */
+		close(fd);
+	}
+}
+
+pid_t watchdog_start(double secs, const char *what)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char line[200];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		usleep(secs * 1e6);
+		snprintf(line, sizeof(line), "xdplab stress: %s still running after %.0f s, "
+			 "blocked tasks follow\n", what, secs);
+		fputs(line + strlen("xdplab stress: "), stdout);
+		put_file("/dev/kmsg", line);
+		put_file("/proc/sysrq-trigger", "w");
+		_exit(0);
+	}
+	return pid;
+}
+
+void watchdog_stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 /* ---- allocation failures during a storm ---- */
 
 #define PP_REFILL_FUNC "page_pool_alloc_pages"

@@ -208,6 +208,7 @@ static void gs_down(struct gstorm *g)
 {
 	long long rx, tx;
 	struct pp_info after = {};
+	pid_t wd;
 
 	traffic_stop(g);
 	if (!g->ifindex)
@@ -218,7 +219,9 @@ static void gs_down(struct gstorm *g)
 		printf("    traffic: %lld packets in, %lld out\n", rx, tx);
 	ASSERT_GT(rx, 0, "packets received during the storm");
 	ASSERT_GT(tx, 0, "packets sent during the storm");
+	wd = watchdog_start(60, "putting the GEM back as the board had it");
 	ASSERT_OK(reset_to_board(g), "rings, MTU and link as the board had them");
+	watchdog_stop(wd);
 	ASSERT_GE(probe(g), 0, "ping answered within the bound");
 	/* a destroyed pool goes once its last page is back */
 	for (int i = 0; i < 50; i++) {
