@@ -108,12 +108,18 @@ static __always_inline int xdplab_swap_macs(struct xdp_md *ctx)
 	return bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs));
 }
 
-/* Does the frame fall under the program's verdict (cfg.match_*)? */
+/* Does the frame fall under the program's verdict (cfg.match_*)? An IPv6
+ * chain past the parser's bound hides its upper-layer header: it matches
+ * any --proto/--port, so that one extra header cannot carry a frame past
+ * a filter (xdp_drop drops it; xdp_tx never reflects malformed frames).
+ */
 static __always_inline bool xdplab_match(const struct xdplab_pkt *p)
 {
-	if (cfg.match_l4 && p->l4 != cfg.match_l4)
-		return false;
 	if (cfg.match_ipver && p->ipver != cfg.match_ipver)
+		return false;
+	if (p->too_deep)
+		return true;
+	if (cfg.match_l4 && p->l4 != cfg.match_l4)
 		return false;
 	if (cfg.match_dport && p->dport != cfg.match_dport)
 		return false;

@@ -236,6 +236,52 @@ TEST(live_veth)
 		close(fd);
 		close(ctl);
 	}
+	if (test__start_subtest("ipv6_ext_chain_drop")) {
+		/* RFC 8200's six extension headers in its recommended order, then
+		 * UDP: written raw into veth0, so the chain reaches veth1's
+		 * program as built.
+		 */
+		static const uint8_t chain[] = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING,
+						 IPPROTO_FRAGMENT, IPPROTO_AH, IPPROTO_DSTOPTS };
+		int ps = sock_in(vp.ns[0], AF_PACKET, SOCK_RAW, 0);
+		struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = vp.ifindex[0],
+					   .sll_halen = 6 };
+		struct pkt_spec spec = { .ipver = 6, .l4 = PKT_UDP, .sport = 1000, .len = 200,
+					 .n_ext = sizeof(chain) };
+		uint8_t f[256];
+		int sent9 = 0, sent10 = 0;
+
+		memcpy(spec.ext, chain, sizeof(chain));
+		memcpy(spec.dst_mac, vp.mac[1], 6);
+		memcpy(spec.src_mac, vp.mac[0], 6);
+		memcpy(sll.sll_addr, vp.mac[1], 6);
+		pkt_parse_ip(vp.ip6[0], &spec.src);
+		pkt_parse_ip(vp.ip6[1], &spec.dst);
+		snprintf(args, sizeof(args), "drop %s --proto udp --port 9 --json -q", vp.ifname[1]);
+		if (ASSERT_GE(ps, 0, "packet socket") &&
+		    !start_and_wait(&bg, vp.ns[1], vp.ifname[1], args)) {
+			for (int i = 0; i < 10; i++) {
+				spec.dport = 9;
+				pkt_build(f, sizeof(f), &spec);
+				sent9 += sendto(ps, f, spec.len, 0, (void *)&sll, sizeof(sll)) == 200;
+				spec.dport = 10;
+				pkt_build(f, sizeof(f), &spec);
+				sent10 += sendto(ps, f, spec.len, 0, (void *)&sll, sizeof(sll)) == 200;
+			}
+			ASSERT_EQ(sent9, 10, "sent to udp/9");
+			ASSERT_EQ(sent10, 10, "sent to udp/10");
+			if (stop_clean(&bg, vp.ns[1], vp.ifname[1])) {
+				ASSERT_EQ(json_num(out, "\"summary\"", "drop"), 10,
+					  "every udp/9 frame dropped");
+				ASSERT_GE(json_num(out, "\"summary\"", "pass"), 10,
+					  "udp/10 frames passed");
+				ASSERT_EQ(json_num(out, "\"summary\"", "malformed"), 0,
+					  "none malformed");
+			}
+		}
+		if (ps >= 0)
+			close(ps);
+	}
 	if (test__start_subtest("icmp_ping")) {
 		snprintf(args, sizeof(args), "pass %s --json -q", vp.ifname[1]);
 		if (!start_and_wait(&bg, vp.ns[1], vp.ifname[1], args)) {
