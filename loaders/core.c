@@ -46,8 +46,8 @@ static const struct argp_option common_options[] = {
 	{ "btf", OPT_BTF, "FILE", 0, "kernel BTF to use instead of /sys/kernel/btf/vmlinux", 1 },
 	{ NULL, 0, NULL, 0, "Matching (other frames are passed untouched):", 2 },
 	{ "proto", OPT_PROTO, "PROTO", 0, "tcp, udp or icmp", 2 },
-	{ "port", OPT_PORT, "PORT", 0, "TCP/UDP destination port", 2 },
-	{ "ip", OPT_IPVER, "4|6", 0, "IP version", 2 },
+	{ "port", OPT_PORT, "PORT", 0, "TCP or UDP destination port (not with --proto icmp)", 2 },
+	{ "ip", OPT_IPVER, "4|6", 0, "the IP version to match, 4 or 6 (not an address)", 2 },
 	{},
 };
 
@@ -61,13 +61,41 @@ static const struct argp_option output_options[] = {
 	{},
 };
 
+void xdplab_usage_err(struct argp_state *state, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", state->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (hint)
+		fprintf(stderr, " (hint: %s)\n", hint);
+	else
+		fprintf(stderr, " (hint: %s --help)\n", state->name);
+	exit(2);
+}
+
+void xdplab_opt_once(struct argp_state *state, int key, const char *name)
+{
+	struct xdplab_opts *o = state->input;
+
+	for (int i = 0; i < o->nseen; i++)
+		if (o->seen[i] == key)
+			xdplab_usage_err(state, "give each option once",
+					 "%s given more than once", name);
+	if (o->nseen < (int)(sizeof(o->seen) / sizeof(o->seen[0])))
+		o->seen[o->nseen++] = key;
+}
+
 static double parse_secs(const char *arg, struct argp_state *state)
 {
 	char *end;
 	double v = strtod(arg, &end);
 
-	if (*end || !(v >= 0) || v > 1e7)
-		argp_error(state, "'%s' is not a number of seconds", arg);
+	if (*end || !*arg || !(v >= 0) || v > 1e7)
+		xdplab_usage_err(state, "a number such as 10 or 0.5",
+				 "'%s' is not a number of seconds", arg);
 	return v;
 }
 
@@ -79,30 +107,35 @@ static error_t common_parse(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'm':
+		xdplab_opt_once(state, key, "--mode");
 		if (!strcmp(arg, "native") || !strcmp(arg, "drv"))
 			o->xdp_flags = XDP_FLAGS_DRV_MODE;
 		else if (!strcmp(arg, "skb") || !strcmp(arg, "generic"))
 			o->xdp_flags = XDP_FLAGS_SKB_MODE;
 		else
-			argp_error(state, "unknown mode '%s' (native or skb)", arg);
+			xdplab_usage_err(state, "--mode native or --mode skb",
+					 "unknown mode '%s'", arg);
 		break;
 	case OPT_FRAGS:
-		o->frags = FRAGS_ON;
-		break;
 	case OPT_NO_FRAGS:
-		o->frags = FRAGS_OFF;
+		if (o->frags != FRAGS_AUTO && o->frags != (key == OPT_FRAGS ? FRAGS_ON : FRAGS_OFF))
+			xdplab_usage_err(state, "give one of them", "--frags and --no-frags contradict each other");
+		o->frags = key == OPT_FRAGS ? FRAGS_ON : FRAGS_OFF;
 		break;
 	case OPT_KEEP:
 		o->keep = true;
 		break;
 	case OPT_PIN:
+		xdplab_opt_once(state, key, "--pin");
 		o->pin_dir = arg;
 		o->keep = true;
 		break;
 	case OPT_BTF:
+		xdplab_opt_once(state, key, "--btf");
 		o->btf_path = arg;
 		break;
 	case OPT_PROTO:
+		xdplab_opt_once(state, key, "--proto");
 		if (!strcmp(arg, "tcp"))
 			o->cfg.match_l4 = XDPLAB_L4_TCP;
 		else if (!strcmp(arg, "udp"))
@@ -110,25 +143,34 @@ static error_t common_parse(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "icmp"))
 			o->cfg.match_l4 = XDPLAB_L4_ICMP;
 		else
-			argp_error(state, "unknown protocol '%s' (tcp, udp, icmp)", arg);
+			xdplab_usage_err(state, "--proto tcp, udp or icmp",
+					 "unknown protocol '%s'", arg);
 		break;
 	case OPT_PORT:
+		xdplab_opt_once(state, key, "--port");
 		v = strtol(arg, &end, 0);
-		if (*end || v < 1 || v > 65535)
-			argp_error(state, "'%s' is not a port", arg);
+		if (*end || !*arg || v < 1 || v > 65535)
+			xdplab_usage_err(state, "a TCP or UDP port, 1 to 65535",
+					 "'%s' is not a port", arg);
 		o->cfg.match_dport = v;
 		break;
 	case OPT_IPVER:
+		xdplab_opt_once(state, key, "--ip");
 		if (strcmp(arg, "4") && strcmp(arg, "6"))
-			argp_error(state, "--ip takes 4 or 6");
+			xdplab_usage_err(state, "--ip 4 or --ip 6 matches the IP version; "
+					 "addresses are not matched",
+					 "--ip takes the IP version, not '%s'", arg);
 		o->cfg.match_ipver = arg[0] - '0';
 		break;
 	case 'i':
+		xdplab_opt_once(state, key, "--interval");
 		o->interval = parse_secs(arg, state);
 		if (o->interval < 0.1)
-			argp_error(state, "the interval must be at least 0.1 s");
+			xdplab_usage_err(state, "-i 0.1 or more",
+					 "the interval must be at least 0.1 s");
 		break;
 	case 'd':
+		xdplab_opt_once(state, key, "--duration");
 		o->duration = parse_secs(arg, state);
 		break;
 	case 'j':
@@ -160,7 +202,7 @@ static error_t cmd_parse(int key, char *arg, struct argp_state *state)
 		return 0;
 	case ARGP_KEY_ARG:
 		if (o->nargs >= (int)(sizeof(o->args) / sizeof(o->args[0])))
-			argp_error(state, "too many arguments");
+			xdplab_usage_err(state, NULL, "too many arguments ('%s')", arg);
 		o->args[o->nargs++] = arg;
 		return 0;
 	default:
@@ -194,6 +236,12 @@ int xdplab_parse_cmd(const struct xdplab_cmd_desc *d, int argc, char **argv,
 	if (o->nargs < d->nargs) {
 		fprintf(stderr, "xdplab %s: expected %s (hint: xdplab %s --help)\n",
 			d->name, d->args_doc, d->name);
+		exit(2);
+	}
+	/* ICMP has no ports: such a filter would match nothing, silently. */
+	if (o->cfg.match_l4 == XDPLAB_L4_ICMP && o->cfg.match_dport) {
+		fprintf(stderr, "xdplab %s: --port matches TCP and UDP destination ports; ICMP has"
+			" none (hint: drop --port, or use --proto tcp or udp)\n", d->name);
 		exit(2);
 	}
 	o->ifname = o->args[0];
