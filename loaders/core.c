@@ -648,24 +648,68 @@ static const char *mode_name(const struct xdplab_opts *o)
 	return o->xdp_flags & XDP_FLAGS_DRV_MODE ? "native" : "not attached";
 }
 
+/* The filter the program was loaded with (cfg.match_*), in words:
+ * "IPv6 udp port 9", "tcp or udp port 53", or "every frame".
+ */
+static void filter_text(const struct xdplab_cfg *c, char *buf, size_t len)
+{
+	static const char *const l4[] = { "", "tcp", "udp", "icmp" };
+	int n = 0;
+
+	if (!c->match_ipver && !c->match_l4 && !c->match_dport) {
+		snprintf(buf, len, "every frame");
+		return;
+	}
+	buf[0] = '\0';
+	if (c->match_ipver)
+		n += snprintf(buf + n, len - n, "IPv%u", c->match_ipver);
+	if (c->match_l4 < XDPLAB_L4_MAX && (c->match_l4 || c->match_dport))
+		n += snprintf(buf + n, len - n, "%s%s", n ? " " : "",
+			      c->match_l4 ? l4[c->match_l4] : "tcp or udp");
+	if (c->match_dport)
+		snprintf(buf + n, len - n, " port %u", c->match_dport);
+}
+
+/* The same as a JSON object; null where the filter does not look. */
+static void filter_json(const struct xdplab_cfg *c, char *buf, size_t len)
+{
+	static const char *const l4[] = { "null", "\"tcp\"", "\"udp\"", "\"icmp\"" };
+	char port[8] = "null", ip[8] = "null";
+
+	if (c->match_dport)
+		snprintf(port, sizeof(port), "%u", c->match_dport);
+	if (c->match_ipver)
+		snprintf(ip, sizeof(ip), "%u", c->match_ipver);
+	snprintf(buf, len, "{\"proto\":%s,\"port\":%s,\"ip\":%s}",
+		 c->match_l4 < XDPLAB_L4_MAX ? l4[c->match_l4] : "null", port, ip);
+}
+
 static void print_summary(const struct xdplab_opts *o, const char *prog_name,
 			  const struct snapshot *first, const struct snapshot *last)
 {
 	struct xdplab_datarec a = rx_total(first), b = rx_total(last);
 	double secs = last->t - first->t;
 	__u64 n[XDPLAB_STAT_MAX];
+	char filter[96] = "", fjson[96] = "";
 
+	/* Programs that attach have a filter; the generator has none. */
+	if (o->xdp_flags) {
+		filter_text(&o->cfg, filter + 11, sizeof(filter) - 11);
+		memcpy(filter, ", matching ", 11);
+		filter_json(&o->cfg, fjson + 10, sizeof(fjson) - 10);
+		memcpy(fjson, ",\"filter\":", 10);
+	}
 	for (int i = 0; i < XDPLAB_STAT_MAX; i++)
 		n[i] = last->rec[i].packets - first->rec[i].packets;
 	if (secs <= 0)
 		secs = 1e-9;
 	if (o->json) {
 		printf("{\"summary\":true,\"ifname\":\"%s\",\"prog\":\"%s\",\"mode\":\"%s\","
-		       "\"frags\":%s,\"seconds\":%.3f,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
+		       "\"frags\":%s%s,\"seconds\":%.3f,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
 		       "\"pass\":%llu,\"drop\":%llu,\"tx\":%llu,\"redirect\":%llu,\"aborted\":%llu,"
 		       "\"malformed\":%llu,\"mb_packets\":%llu,\"rx_pps\":%.0f}\n",
 		       o->ifname, prog_name, mode_name(o),
-		       o->frags == FRAGS_ON ? "true" : "false", secs,
+		       o->frags == FRAGS_ON ? "true" : "false", fjson, secs,
 		       (unsigned long long)(b.packets - a.packets),
 		       (unsigned long long)(b.bytes - a.bytes),
 		       (unsigned long long)n[XDP_PASS], (unsigned long long)n[XDP_DROP],
@@ -676,10 +720,11 @@ static void print_summary(const struct xdplab_opts *o, const char *prog_name,
 		       (b.packets - a.packets) / secs);
 		return;
 	}
-	printf("Summary: %s on %s (%s%s), %.1f s: %llu packets (%.0f/s), %.2f MB;"
+	printf("Summary: %s on %s (%s%s)%s, %.1f s: %llu packets (%.0f/s), %.2f MB;"
 	       " pass %llu, drop %llu, tx %llu, redirect %llu, aborted %llu,"
 	       " malformed %llu, multi-buffer %llu\n",
-	       prog_name, o->ifname, mode_name(o), o->frags == FRAGS_ON ? ", frags" : "", secs,
+	       prog_name, o->ifname, mode_name(o), o->frags == FRAGS_ON ? ", frags" : "", filter,
+	       secs,
 	       (unsigned long long)(b.packets - a.packets), (b.packets - a.packets) / secs,
 	       (b.bytes - a.bytes) / 1e6, (unsigned long long)n[XDP_PASS],
 	       (unsigned long long)n[XDP_DROP], (unsigned long long)n[XDP_TX],
@@ -735,6 +780,7 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 	LIBBPF_OPTS(bpf_xdp_attach_opts, detach_opts);
 	const char *name = bpf_program__name(prog);
 	int fd = bpf_program__fd(prog), err, ret = 0;
+	char filter[96], fjson[96];
 
 	if (hooks && hooks->loaded &&
 	    hooks->loaded(hooks->ctx, o, obj))
@@ -754,11 +800,25 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 		ret = 1;
 		goto detach;
 	}
-	if (!o->json)
-		fprintf(stderr, "%s attached to %s (%s%s)%s; Ctrl-C to stop\n", name, o->ifname,
-			o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
+	filter_text(&o->cfg, filter, sizeof(filter));
+	if (o->json) {
+		/* The event a script waits for instead of polling ip link.
+		 * "gso" holds what the program promises about GSO frames; the
+		 * veth opt-in, once it exists, joins "preserving" there.
+		 */
+		filter_json(&o->cfg, fjson, sizeof(fjson));
+		printf("{\"event\":\"attached\",\"ifname\":\"%s\",\"prog\":\"%s\","
+		       "\"mode\":\"%s\",\"frags\":%s,\"gso\":{\"preserving\":%s},"
+		       "\"filter\":%s}\n", o->ifname, name, mode_name(o),
+		       o->frags == FRAGS_ON ? "true" : "false",
+		       xdplab_prog_gso_preserving(fd) ? "true" : "false", fjson);
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "%s attached to %s (%s%s)%s, matching %s; Ctrl-C to stop\n", name,
+			o->ifname, o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
 			o->frags == FRAGS_ON ? ", frags" : "",
-			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "");
+			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "", filter);
+	}
 	xdplab_stats_loop(o, name, stats, hooks);
 	if (o->keep) {
 		fprintf(stderr, "%s stays attached to %s%s%s; remove it with: ip link set dev %s %s off\n",

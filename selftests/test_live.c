@@ -230,8 +230,12 @@ TEST(live_veth)
 			ASSERT_EQ(udp_send(vp.ns[0], vp.ip6[1], 5003, 1, 100), 1, "sent control");
 			ASSERT_EQ(udp_recv(ctl, 1, 100, 5), 1, "control received");
 			ASSERT_EQ(udp_recv(fd, 1, 100, 0.05), 0, "nothing to 5002 arrived");
-			if (stop_clean(&bg, vp.ns[1], vp.ifname[1]))
+			if (stop_clean(&bg, vp.ns[1], vp.ifname[1])) {
 				ASSERT_EQ(json_num(out, "\"summary\"", "drop"), 50, "drop counted");
+				ASSERT_STRSTR(out, "{\"event\":\"attached\",", "attach event");
+				ASSERT_STRSTR(out, "\"frags\":true,\"filter\":{\"proto\":\"udp\","
+					      "\"port\":5002,\"ip\":null},", "the summary names the filter");
+			}
 		}
 		close(fd);
 		close(ctl);

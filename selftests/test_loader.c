@@ -676,8 +676,15 @@ TEST(loader_output)
 		ASSERT_EQ(rc, 0, "exit code");
 		ASSERT_STRSTR(out, "xdp_pass_frags attached to veth0 (native mode, frags)",
 			      "attach line");
-		ASSERT_STRSTR(out, "Summary: xdp_pass_frags on veth0 (native, frags)", "summary");
+		ASSERT_STRSTR(out, "Summary: xdp_pass_frags on veth0 (native, frags), matching every "
+			      "frame, ", "summary");
 		ASSERT_GE(secs * 10, 9, "ran about 1 s (x10)");
+		rc = ld_cli(out, sizeof(out), ns, NULL, "drop veth0 --ip 6 --proto udp --port 9 -d 0.2");
+		ASSERT_EQ(rc, 0, "exit code with a filter");
+		ASSERT_STRSTR(out, "GSO-preserving, matching IPv6 udp port 9; Ctrl-C",
+			      "the attach line names the filter");
+		ASSERT_STRSTR(out, "Summary: xdp_drop_frags on veth0 (native, frags), matching IPv6 "
+			      "udp port 9, ", "the summary names the filter");
 		ASSERT_LT(secs, 10, "exited by itself within 10 s");
 		ASSERT_NOTHING_ATTACHED(ns, "veth0");
 	}
@@ -715,7 +722,18 @@ TEST(loader_output)
 		if (!ASSERT_OK_PTR(summary, "a summary line") ||
 		    !ASSERT_FALSE(*ld_next_line(summary), "the summary is last"))
 			goto json_out;
-		ASSERT_GE(lines, 2, "interval lines and the summary");
+		ASSERT_GE(lines, 3, "the event, interval lines and the summary");
+		{
+			const char *ev = "{\"event\":\"attached\",\"ifname\":\"veth0\","
+					 "\"prog\":\"xdp_pass_frags\",\"mode\":\"native\","
+					 "\"frags\":true,\"gso\":{\"preserving\":true},\"filter\":"
+					 "{\"proto\":null,\"port\":null,\"ip\":null}}\n";
+
+			if (!ASSERT_OK(strncmp(out, ev, strlen(ev)), "the first line is the attach event"))
+				printf("%s", out);
+		}
+		ASSERT_STRSTR(summary, "\"filter\":{\"proto\":null,\"port\":null,\"ip\":null}",
+			      "the summary names the (empty) filter");
 		ASSERT_STRSTR(out, "\"rx_pps\":", "interval lines have rates");
 		ASSERT_STRSTR(summary, "\"prog\":\"xdp_pass_frags\"", "prog");
 		ASSERT_STRSTR(summary, "\"mode\":\"native\"", "mode");
