@@ -33,7 +33,7 @@ static char kernel_msg[256];
 
 enum {
 	OPT_FRAGS = 0x100, OPT_NO_FRAGS, OPT_KEEP, OPT_PIN, OPT_BTF,
-	OPT_PROTO, OPT_PORT, OPT_IPVER,
+	OPT_PROTO, OPT_PORT, OPT_IPVER, OPT_COUNT_PROTO,
 };
 
 static const struct argp_option common_options[] = {
@@ -48,6 +48,8 @@ static const struct argp_option common_options[] = {
 	{ "proto", OPT_PROTO, "PROTO", 0, "tcp, udp or icmp", 2 },
 	{ "port", OPT_PORT, "PORT", 0, "TCP or UDP destination port (not with --proto icmp)", 2 },
 	{ "ip", OPT_IPVER, "4|6", 0, "the IP version to match, 4 or 6 (not an address)", 2 },
+	{ "count-proto", OPT_COUNT_PROTO, NULL, 0, "parse every frame, even without a filter: "
+	  "count malformed frames, and L4 protocols in the xdp_proto map (costs more a frame)", 2 },
 	{},
 };
 
@@ -161,6 +163,9 @@ static error_t common_parse(int key, char *arg, struct argp_state *state)
 					 "addresses are not matched",
 					 "--ip takes the IP version, not '%s'", arg);
 		o->cfg.match_ipver = arg[0] - '0';
+		break;
+	case OPT_COUNT_PROTO:
+		o->cfg.count_proto = 1;
 		break;
 	case 'i':
 		xdplab_opt_once(state, key, "--interval");

@@ -80,7 +80,9 @@ struct xdplab_ipv6_frag {
 /*
  * len bytes of the frame at off: a pointer into the linear part when they
  * lie there and `direct`, else a copy in buf; NULL when the frame ends
- * first. len and direct are constants after inlining.
+ * first. len, direct and frags are constants after inlining: a linear-only
+ * entry point (frags false) has no fragments to copy from, so a direct
+ * read that does not fit means the frame is too short.
  *
  * `direct` only where off is a constant on every path the verifier walks
  * (Ethernet, VLAN, L3, and L4 behind a plain IPv4 or IPv6 header): direct
@@ -91,13 +93,15 @@ struct xdplab_ipv6_frag {
  * afford.
  */
 static __always_inline void *xdplab_hdr(struct xdp_md *ctx, __u32 off, void *buf, __u32 len,
-					bool direct)
+					bool direct, bool frags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 
 	if (direct && data + off + len <= end)
 		return data + off;
+	if (direct && !frags)
+		return NULL;
 	if (bpf_xdp_load_bytes(ctx, off, buf, len))
 		return NULL;
 	return buf;
@@ -128,7 +132,8 @@ static __always_inline bool xdplab_ipv6_is_ext(__u8 nexthdr)
  * the stack drops such frames itself. ESP ends the walk (what follows is
  * encrypted).
  */
-static __always_inline int xdplab_ipv6_skip_ext(struct xdp_md *ctx, __u32 *off, __u8 nexthdr)
+static __always_inline int xdplab_ipv6_skip_ext(struct xdp_md *ctx, __u32 *off, __u8 nexthdr,
+						bool frags)
 {
 	int i;
 
@@ -143,7 +148,7 @@ static __always_inline int xdplab_ipv6_skip_ext(struct xdp_md *ctx, __u32 *off, 
 		if (nexthdr == IPPROTO_FRAGMENT) {
 			struct xdplab_ipv6_frag buf, *fh;
 
-			fh = xdplab_hdr(ctx, *off, &buf, sizeof(buf), false);
+			fh = xdplab_hdr(ctx, *off, &buf, sizeof(buf), false, frags);
 			if (!fh)
 				return -1;
 			/* Only the first fragment carries the upper-layer header. */
@@ -154,7 +159,7 @@ static __always_inline int xdplab_ipv6_skip_ext(struct xdp_md *ctx, __u32 *off, 
 		} else {
 			struct xdplab_ipv6_opt buf, *h;
 
-			h = xdplab_hdr(ctx, *off, &buf, sizeof(buf), false);
+			h = xdplab_hdr(ctx, *off, &buf, sizeof(buf), false, frags);
 			if (!h)
 				return -1;
 			if (nexthdr == IPPROTO_AH_)
@@ -167,10 +172,19 @@ static __always_inline int xdplab_ipv6_skip_ext(struct xdp_md *ctx, __u32 *off, 
 	return xdplab_ipv6_is_ext(nexthdr) ? -2 : nexthdr;
 }
 
-/* Fills *p. Returns 0, or -1 when the frame is malformed (p->malformed set,
- * p->len always valid). A frame that is simply not IP is not malformed.
+/* The whole frame's length: a helper call only where there can be
+ * fragments.
  */
-static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p)
+static __always_inline __u32 xdplab_frame_len(struct xdp_md *ctx, bool frags)
+{
+	return frags ? bpf_xdp_get_buff_len(ctx) : ctx->data_end - ctx->data;
+}
+
+/* Fills *p; frags: is this an xdp.frags entry point (a constant). Returns
+ * 0, or -1 when the frame is malformed (p->malformed set, p->len always
+ * valid). A frame that is simply not IP is not malformed.
+ */
+static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p, bool frags)
 {
 	__u32 off = sizeof(struct ethhdr), end;
 	__u16 proto;
@@ -178,10 +192,10 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 	bool direct = true;	/* is off a constant here? see xdplab_hdr() */
 
 	__builtin_memset(p, 0, sizeof(*p));
-	p->len = bpf_xdp_get_buff_len(ctx);
+	p->len = xdplab_frame_len(ctx, frags);
 
 	{
-		struct ethhdr buf, *eth = xdplab_hdr(ctx, 0, &buf, sizeof(buf), true);
+		struct ethhdr buf, *eth = xdplab_hdr(ctx, 0, &buf, sizeof(buf), true, frags);
 
 		if (!eth)
 			goto bad;
@@ -193,7 +207,7 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 
 		if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
 			break;
-		vh = xdplab_hdr(ctx, off, &buf, sizeof(buf), true);
+		vh = xdplab_hdr(ctx, off, &buf, sizeof(buf), true, frags);
 		if (!vh)
 			goto bad;
 		proto = vh->proto;
@@ -202,7 +216,7 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 	p->l3_off = off;
 
 	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr buf, *iph = xdplab_hdr(ctx, off, &buf, sizeof(buf), true);
+		struct iphdr buf, *iph = xdplab_hdr(ctx, off, &buf, sizeof(buf), true, frags);
 		__u32 ihl, tot;
 
 		if (!iph)
@@ -226,11 +240,11 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 		l4proto = iph->protocol;
 		/* IPsec AH in transport mode sits between IPv4 and L4. */
 		if (l4proto == IPPROTO_AH_) {
-			l4proto = xdplab_ipv6_skip_ext(ctx, &off, l4proto);
+			l4proto = xdplab_ipv6_skip_ext(ctx, &off, l4proto, frags);
 			direct = false;
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr buf, *ip6h = xdplab_hdr(ctx, off, &buf, sizeof(buf), true);
+		struct ipv6hdr buf, *ip6h = xdplab_hdr(ctx, off, &buf, sizeof(buf), true, frags);
 
 		if (!ip6h)
 			goto bad;
@@ -241,7 +255,7 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 		off += sizeof(*ip6h);
 		l4proto = ip6h->nexthdr;
 		if (xdplab_ipv6_is_ext(l4proto)) {
-			l4proto = xdplab_ipv6_skip_ext(ctx, &off, l4proto);
+			l4proto = xdplab_ipv6_skip_ext(ctx, &off, l4proto, frags);
 			direct = false;
 		}
 	} else {
@@ -258,7 +272,7 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 
 	switch (l4proto) {
 	case IPPROTO_TCP: {
-		struct tcphdr buf, *th = xdplab_hdr(ctx, off, &buf, sizeof(buf), direct);
+		struct tcphdr buf, *th = xdplab_hdr(ctx, off, &buf, sizeof(buf), direct, frags);
 
 		if (!th || th->doff < 5)
 			goto bad;
@@ -268,7 +282,7 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 		break;
 	}
 	case IPPROTO_UDP: {
-		struct udphdr buf, *uh = xdplab_hdr(ctx, off, &buf, sizeof(buf), direct);
+		struct udphdr buf, *uh = xdplab_hdr(ctx, off, &buf, sizeof(buf), direct, frags);
 
 		if (!uh)
 			goto bad;
@@ -279,7 +293,7 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 	}
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6: {
-		__u32 buf, *type_code = xdplab_hdr(ctx, off, &buf, sizeof(buf), direct);
+		__u32 buf, *type_code = xdplab_hdr(ctx, off, &buf, sizeof(buf), direct, frags);
 
 		if (!type_code)
 			goto bad;

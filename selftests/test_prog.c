@@ -82,6 +82,7 @@ TEST(prog_pass)
 
 	if (!ASSERT_OK_PTR(s, "open"))
 		return;
+	s->rodata->cfg.count_proto = 1;	/* parse every frame (xdplab pass --count-proto) */
 	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
 		goto out;
 
@@ -161,6 +162,7 @@ TEST(prog_pass_frags)
 	if (!ASSERT_OK_PTR(s, "open"))
 		return;
 	only(s->obj, s->progs.xdp_pass_frags);
+	s->rodata->cfg.count_proto = 1;
 	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
 		goto out;
 
@@ -185,6 +187,43 @@ TEST(prog_pass_frags)
 	}
 	if (test__start_subtest("none_malformed"))
 		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 0, 0, 0, "malformed");
+out:
+	xdp_pass_bpf__destroy(s);
+}
+
+/*
+ * xdplab pass without options: no filter, so no parsing (the cost goal of
+ * issue 22). Verdict, bytes and multi-buffer frames are still counted
+ * exactly; malformed frames and L4 protocols are not, by design.
+ */
+TEST(prog_pass_unparsed)
+{
+	struct xdp_pass_bpf *s = xdp_pass_bpf__open();
+	uint32_t len;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
+		goto out;
+	if (test__start_subtest("linear")) {
+		len = make(4, PKT_UDP, 9, 0, 100);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		len = 60;	/* the IP header says 100: cut short */
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict on a truncated frame");
+		expect_count(s->maps.xdp_stats, XDP_PASS, 2, 160, 0, "pass");
+		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 0, 0, 0, "not parsed");
+		for (int l4 = 0; l4 < XDPLAB_L4_MAX; l4++)
+			ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, l4), 0, "no protocol counted");
+	}
+	if (test__start_subtest("frags")) {
+		len = make(6, PKT_TCP, 80, 0, BIG);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass_frags, frame, &len, sizeof(frame), 14 + 20),
+			  XDP_PASS, "verdict");
+		ASSERT_EQ(len, BIG, "length out");
+		expect_count(s->maps.xdp_stats, XDP_PASS, 3, 160 + BIG, 1, "the whole frame, as multi-buffer");
+	}
 out:
 	xdp_pass_bpf__destroy(s);
 }
@@ -481,6 +520,7 @@ TEST(prog_ipv6_ext)
 		return;
 	s->rodata->cfg.match_l4 = XDPLAB_L4_UDP;
 	s->rodata->cfg.match_dport = 9;
+	s->rodata->cfg.count_proto = 1;
 	if (!ASSERT_OK(xdp_drop_bpf__load(s), "load"))
 		goto out;
 
