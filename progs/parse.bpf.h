@@ -180,6 +180,64 @@ static __always_inline __u32 xdplab_frame_len(struct xdp_md *ctx, bool frags)
 	return frags ? bpf_xdp_get_buff_len(ctx) : ctx->data_end - ctx->data;
 }
 
+/*
+ * The layouts most frames have, each checked with one bounds check:
+ * untagged IPv4 without options (first or only fragment) or IPv6 without
+ * extension headers, then UDP or TCP, all in the linear part. Fills *p and
+ * returns 1 when one applies, 0 to leave the frame to the general parser,
+ * which then reads it the long way: same checks, same result, more steps.
+ * Frames too short to hold a whole TCP header always take the long way.
+ */
+static __always_inline int xdplab_parse_fast(struct xdp_md *ctx, struct xdplab_pkt *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct tcphdr *th;	/* a UDP header is its first 8 bytes */
+	__u8 proto;
+
+	if (data + sizeof(*eth) > end)
+		return 0;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = (void *)(eth + 1);
+		__u32 tot;
+
+		th = (void *)(iph + 1);
+		if ((void *)(th + 1) > end || *(__u8 *)iph != 0x45 ||
+		    iph->frag_off & bpf_htons(IP_OFFSET))
+			return 0;
+		tot = bpf_ntohs(iph->tot_len);
+		if (tot < sizeof(*iph) || sizeof(*eth) + tot > p->len)
+			return 0;
+		proto = iph->protocol;
+		p->ipver = 4;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6h = (void *)(eth + 1);
+
+		th = (void *)(ip6h + 1);
+		if ((void *)(th + 1) > end || ip6h->version != 6 ||
+		    sizeof(*eth) + sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len) > p->len)
+			return 0;
+		proto = ip6h->nexthdr;
+		p->ipver = 6;
+	} else {
+		return 0;
+	}
+	if (proto == IPPROTO_UDP) {
+		p->l4 = XDPLAB_L4_UDP;
+	} else if (proto == IPPROTO_TCP && th->doff >= 5) {
+		p->l4 = XDPLAB_L4_TCP;
+	} else {
+		p->ipver = 0;
+		return 0;
+	}
+	p->l3_off = sizeof(*eth);
+	p->l4_off = (void *)th - data;
+	p->sport = bpf_ntohs(th->source);
+	p->dport = bpf_ntohs(th->dest);
+	return 1;
+}
+
 /* Fills *p; frags: is this an xdp.frags entry point (a constant). Returns
  * 0, or -1 when the frame is malformed (p->malformed set, p->len always
  * valid). A frame that is simply not IP is not malformed.
@@ -193,6 +251,8 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 
 	__builtin_memset(p, 0, sizeof(*p));
 	p->len = xdplab_frame_len(ctx, frags);
+	if (xdplab_parse_fast(ctx, p))
+		return 0;
 
 	{
 		struct ethhdr buf, *eth = xdplab_hdr(ctx, 0, &buf, sizeof(buf), true, frags);

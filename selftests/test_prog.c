@@ -259,12 +259,54 @@ TEST(prog_drop)
 			  "tcp/9");
 		expect_count(s->maps.xdp_stats, XDP_PASS, 2, 128, 0, "pass");
 	}
+	if (test__start_subtest("short_and_long_way")) {
+		/* The parser reads common layouts with one bounds check and the
+		 * rest header by header; both must give the same verdicts.
+		 */
+		struct xdplab_datarec m0, m1;
+
+		stats_sum(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, &m0);
+		len = make(4, PKT_UDP, 9, 0, 53);	/* too short for the quick way */
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "53-byte udp/9");
+		len = make(6, PKT_UDP, 9, 0, 100);
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "udp6/9");
+		/* IPv4 with 4 bytes of options (a NOP and an end-of-list): the
+		 * UDP header moves back 4 bytes.
+		 */
+		len = make(4, PKT_UDP, 9, 0, 96);
+		memmove(frame + 14 + 24, frame + 14 + 20, 96 - 34);
+		memset(frame + 14 + 20, 0, 4);
+		frame[14 + 20] = 1;
+		frame[14] = 0x46;
+		frame[14 + 3] += 4;	/* tot_len: 82 -> 86 */
+		len = 100;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "udp/9 behind IPv4 options");
+		/* TCP data offset below 5: malformed, both ways. */
+		len = make(4, PKT_TCP, 9, 0, 100);
+		frame[14 + 20 + 12] = 4 << 4;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "tcp doff 4");
+		len = make(6, PKT_TCP, 9, 0, 100);
+		frame[14 + 40 + 12] = 4 << 4;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "tcp6 doff 4");
+		/* An IPv6 payload length past the frame's end. */
+		len = make(6, PKT_UDP, 9, 0, 100);
+		frame[14 + 5] += 1;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "udp6/9 with a payload length one too long");
+		stats_sum(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, &m1);
+		ASSERT_EQ(m1.packets - m0.packets, 3, "malformed: two doff 4, one too long");
+	}
 	if (test__start_subtest("frags_match_in_fragment")) {
 		/* The UDP header sits in the first fragment. */
 		len = make(4, PKT_UDP, 9, 0, BIG);
 		ASSERT_EQ(prog_run(s->progs.xdp_drop_frags, frame, &len, sizeof(frame), 20),
 			  XDP_DROP, "udp/9 split");
-		expect_count(s->maps.xdp_stats, XDP_DROP, 3, 128 + BIG, 1, "drop");
+		expect_count(s->maps.xdp_stats, XDP_DROP, 6, 128 + 253 + BIG, 1, "drop");
 	}
 out:
 	xdp_drop_bpf__destroy(s);
