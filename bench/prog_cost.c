@@ -7,6 +7,12 @@
  * programs take it), against an empty program (r0 = XDP_PASS; exit) of the
  * same kind. The difference is what the program's own work costs: parsing,
  * per-CPU stats, the verdict. Measuring only: nothing is attached.
+ *
+ * Besides the CLI's defaults, a few programs run under a configuration of
+ * their own (xdp_drop --proto udp --port 9, xdp_pass --count-proto), and
+ * Debian's xdp-filter runs the same rule as the peer: it is loaded on a
+ * veth in a throw-away namespace (the only way it loads), its program is
+ * taken by id, and it is unloaded again before the first sample.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,12 +24,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
 #include "bench.h"
+#include "netns.h"
 #include "xdplab.h"
 #include "pkt.h"
 
@@ -50,11 +58,36 @@ enum { K_PROG, K_SIZE };
 #define MAX_PROGS 48
 
 static struct bpf_object *objs[MAX_OBJS];
+static struct xdplab_cfg objs_cfg[MAX_OBJS];	/* .rodata cfg beyond the CLI's defaults */
 static int nobjs;
+
+/* Objects measured a second time, with the options of a real command line. */
+static const struct variant {
+	const char *obj, *suffix;
+	struct xdplab_cfg cfg;
+} variants[] = {
+	{ "xdp_drop", "udp/9", { .match_l4 = XDPLAB_L4_UDP, .match_dport = 9 } },
+	{ "xdp_pass", "count-proto", { .count_proto = 1 } },
+};
+
+/* xdp-filter with the same rule, or none: its features decide which of its
+ * programs it loads (all features by default, -f udp for the smallest).
+ */
+static const struct peer {
+	const char *label, *load_args, *rule;
+} peers[] = {
+	{ "xdp-filter allow-all", "", NULL },
+	{ "xdp-filter udp/9", "", "port 9 -p udp" },
+	{ "xdp-filter -f udp udp/9", "-f udp", "port 9 -p udp" },
+};
+#define PEER_OBJ -1
+
 static struct {
-	int obj;
+	int obj;		/* objs[] index, or PEER_OBJ */
+	int peer;		/* peers[] index for PEER_OBJ */
 	struct bpf_program *prog;
 	char name[64];
+	char id[64];		/* name as a point id: no spaces or slashes */
 	bool frags;
 	int fd;
 	char error[160];
@@ -69,6 +102,36 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* Opens one object and lists its XDP entry points, names ending in suffix. */
+static void open_object(const char *path, const char *suffix, const struct xdplab_cfg *cfg)
+{
+	struct bpf_object *o;
+	struct bpf_program *p;
+
+	if (nobjs == MAX_OBJS || !(o = bpf_object__open_file(path, NULL)))
+		return;
+	objs[nobjs] = o;
+	memset(&objs_cfg[nobjs], 0, sizeof(objs_cfg[nobjs]));
+	if (cfg)
+		objs_cfg[nobjs] = *cfg;
+	bpf_object__for_each_program(p, o) {
+		enum bpf_attach_type at = bpf_program__expected_attach_type(p);
+
+		if (bpf_program__type(p) != BPF_PROG_TYPE_XDP || at == BPF_XDP_CPUMAP ||
+		    at == BPF_XDP_DEVMAP || nprogs == MAX_PROGS)
+			continue;
+		progs[nprogs].obj = nobjs;
+		progs[nprogs].prog = p;
+		progs[nprogs].fd = -1;
+		progs[nprogs].frags = !strncmp(bpf_program__section_name(p), "xdp.frags", 9);
+		progs[nprogs].error[0] = '\0';
+		snprintf(progs[nprogs].name, sizeof(progs[nprogs].name), "%s%s%s",
+			 bpf_program__name(p), suffix ? " " : "", suffix ?: "");
+		nprogs++;
+	}
+	nobjs++;
+}
+
 static void open_objects(void)
 {
 	char pattern[PATH_MAX + 32];
@@ -80,30 +143,34 @@ static void open_objects(void)
 	snprintf(pattern, sizeof(pattern), "%s/build/*.bpf.o", bench.root);
 	if (glob(pattern, 0, NULL, &g))
 		return;
-	for (size_t i = 0; i < g.gl_pathc && nobjs < MAX_OBJS; i++) {
-		struct bpf_object *o = bpf_object__open_file(g.gl_pathv[i], NULL);
-		struct bpf_program *p;
-
-		if (!o)
-			continue;
-		objs[nobjs] = o;
-		bpf_object__for_each_program(p, o) {
-			enum bpf_attach_type at = bpf_program__expected_attach_type(p);
-
-			if (bpf_program__type(p) != BPF_PROG_TYPE_XDP || at == BPF_XDP_CPUMAP ||
-			    at == BPF_XDP_DEVMAP || nprogs == MAX_PROGS)
-				continue;
-			progs[nprogs].obj = nobjs;
-			progs[nprogs].prog = p;
-			progs[nprogs].fd = -1;
-			progs[nprogs].frags = !strncmp(bpf_program__section_name(p), "xdp.frags", 9);
-			snprintf(progs[nprogs].name, sizeof(progs[nprogs].name), "%s",
-				 bpf_program__name(p));
-			nprogs++;
-		}
-		nobjs++;
-	}
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		open_object(g.gl_pathv[i], NULL, NULL);
 	globfree(&g);
+	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		snprintf(pattern, sizeof(pattern), "%s/build/%s.bpf.o", bench.root,
+			 variants[v].obj);
+		open_object(pattern, variants[v].suffix, &variants[v].cfg);
+	}
+	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]) && nprogs < MAX_PROGS; i++) {
+		progs[nprogs].obj = PEER_OBJ;
+		progs[nprogs].peer = i;
+		progs[nprogs].fd = -1;
+		progs[nprogs].frags = false;
+		progs[nprogs].error[0] = '\0';
+		snprintf(progs[nprogs].name, sizeof(progs[nprogs].name), "%s", peers[i].label);
+		nprogs++;
+	}
+}
+
+static const char *prog_id(int i)
+{
+	char *c;
+
+	snprintf(progs[i].id, sizeof(progs[i].id), "%s", progs[i].name);
+	for (c = progs[i].id; *c; c++)
+		if (*c == ' ' || *c == '/')
+			*c = '-';
+	return progs[i].id;
 }
 
 static void plan(struct scen *s)
@@ -125,7 +192,7 @@ static void plan(struct scen *s)
 	p->knob[K_SIZE] = 64;
 	for (int i = 0; i < nprogs; i++) {
 		p = scen_add(s, progs[i].frags ? ef : e, -1, "64 B", progs[i].name, "64/%s",
-			     progs[i].name);
+			     prog_id(i));
 		p->knob[K_PROG] = i;
 		p->knob[K_SIZE] = 64;
 	}
@@ -138,14 +205,16 @@ static void plan(struct scen *s)
 		if (!progs[i].frags)
 			continue;
 		p = scen_add(s, ef, -1, "9000 B multi-buffer", progs[i].name, "9000/%s",
-			     progs[i].name);
+			     prog_id(i));
 		p->knob[K_PROG] = i;
 		p->knob[K_SIZE] = BIG;
 	}
 }
 
-/* The CLI's defaults where they differ from zero: rxq-info passes. */
-static void cli_defaults(struct bpf_object *o)
+/* The CLI's defaults where they differ from zero (rxq-info passes), over
+ * the object's own options.
+ */
+static void cli_defaults(struct bpf_object *o, const struct xdplab_cfg *own)
 {
 	struct btf *btf = bpf_object__btf(o);
 	const struct btf_var_secinfo *v;
@@ -179,6 +248,7 @@ static void cli_defaults(struct bpf_object *o)
 		    v->offset + sizeof(*cfg) > size)
 			continue;
 		cfg = (struct xdplab_cfg *)(data + v->offset);
+		*cfg = *own;
 		cfg->action = XDP_PASS;
 	}
 	bpf_map__set_initial_value(rodata, data, size);
@@ -195,6 +265,47 @@ static int load_empty(bool frags)
 
 	return bpf_prog_load(BPF_PROG_TYPE_XDP, frags ? "empty_frags" : "empty", "GPL", insns,
 			     2, &opts);
+}
+
+/* Loads xdp-filter as peers[i] says on a throw-away veth, keeps an fd of its
+ * program, unloads it. Returns the fd, or -1 with the reason in err.
+ */
+static int load_peer(const struct peer *pe, char *err, size_t len)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct veth_pair vp;
+	int fd = -1, saved;
+
+	if (sh("command -v xdp-filter")) {
+		snprintf(err, len, "xdp-filter not installed (scripts/deps.sh installs xdp-tools)");
+		return -1;
+	}
+	if (veth_pair_add(&vp, "pcost", 16, 0)) {
+		snprintf(err, len, "cannot make a veth pair for xdp-filter");
+		return -1;
+	}
+	/* nsenter, not ip netns exec: xdp-filter pins its maps in the bpffs
+	 * of this mount namespace, which ip netns exec would hide.
+	 */
+	if (sh("nsenter --net=/run/netns/%s xdp-filter load -m skb %s %s", vp.ns[0],
+	       pe->load_args, vp.ifname[0]) ||
+	    (pe->rule && sh("nsenter --net=/run/netns/%s xdp-filter %s", vp.ns[0], pe->rule))) {
+		snprintf(err, len, "xdp-filter load %s / %s failed", pe->load_args,
+			 pe->rule ?: "no rule");
+		goto out;
+	}
+	saved = netns_enter(vp.ns[0]);
+	if (saved >= 0) {
+		if (!bpf_xdp_query(vp.ifindex[0], XDP_FLAGS_SKB_MODE, &q) && q.prog_id)
+			fd = bpf_prog_get_fd_by_id(q.prog_id);
+		netns_leave(saved);
+	}
+	if (fd < 0)
+		snprintf(err, len, "xdp-filter's program not found on %s", vp.ifname[0]);
+out:
+	sh("nsenter --net=/run/netns/%s xdp-filter unload %s", vp.ns[0], vp.ifname[0]);
+	veth_pair_del(&vp);
+	return fd;
 }
 
 static int setup(struct scen *s)
@@ -219,15 +330,23 @@ static int setup(struct scen *s)
 			 strerror(errno));
 		return -1;
 	}
-	for (int i = 0; i < s->npts; i++)
-		if (s->pts[i].selected && s->pts[i].knob[K_PROG] >= 0)
-			used[progs[s->pts[i].knob[K_PROG]].obj] = true;
+	for (int i = 0; i < s->npts; i++) {
+		int pi = s->pts[i].knob[K_PROG];
+
+		if (!s->pts[i].selected || pi < 0)
+			continue;
+		if (progs[pi].obj != PEER_OBJ)
+			used[progs[pi].obj] = true;
+		else if (progs[pi].fd < 0 && !progs[pi].error[0])
+			progs[pi].fd = load_peer(&peers[progs[pi].peer], progs[pi].error,
+						 sizeof(progs[pi].error));
+	}
 	for (int o = 0; o < nobjs; o++) {
 		int err;
 
 		if (!used[o])
 			continue;
-		cli_defaults(objs[o]);
+		cli_defaults(objs[o], &objs_cfg[o]);
 		err = bpf_object__load(objs[o]);
 		for (int i = 0; i < nprogs; i++) {
 			if (progs[i].obj != o)
@@ -244,7 +363,10 @@ static int setup(struct scen *s)
 		 "Each sample is one BPF_PROG_TEST_RUN with repeat %d; the programs are loaded "
 		 "from build/*.bpf.o with the CLI's defaults (match everything, rxq-info "
 		 "passes) but no egress device or CPU, so the map redirects return their "
-		 "fallback verdict, ABORTED.",
+		 "fallback verdict, ABORTED. 'udp/9' and 'count-proto' rows run with those "
+		 "options; the xdp-filter rows are Debian's xdp-filter's program, loaded "
+		 "(xdp-filter load -m skb [-f udp], xdp-filter port 9 -p udp) and unloaded "
+		 "again before the samples.",
 		 bench.quick ? 200000 : 1000000);
 	return 0;
 }
@@ -277,9 +399,17 @@ static void sample(struct scen *s, struct point *p, int round)
 		opts.data_in = small;
 		opts.data_size_in = sizeof(small);
 	}
-	point_cmd(p, "xdplab-bench: bpf_prog_test_run_opts(%s, %d-byte UDP frame%s, repeat %u)",
-		  pi == EMPTY ? "empty" : pi == EMPTY_FRAGS ? "empty_frags" : progs[pi].name,
-		  size, size == BIG ? " (multi-buffer)" : "", repeat);
+	if (pi >= 0 && progs[pi].obj == PEER_OBJ)
+		point_cmd(p, "xdp-filter load -m skb %s IFNAME%s%s; xdplab-bench: "
+			  "bpf_prog_test_run_opts(its program, %d-byte UDP frame to port 9, "
+			  "repeat %u)", peers[progs[pi].peer].load_args,
+			  peers[progs[pi].peer].rule ? "; xdp-filter " : "",
+			  peers[progs[pi].peer].rule ?: "", size, repeat);
+	else
+		point_cmd(p, "xdplab-bench: bpf_prog_test_run_opts(%s, %d-byte UDP frame%s, "
+			  "repeat %u)",
+			  pi == EMPTY ? "empty" : pi == EMPTY_FRAGS ? "empty_frags" :
+			  progs[pi].name, size, size == BIG ? " (multi-buffer)" : "", repeat);
 	if (bpf_prog_test_run_opts(fd, &opts)) {
 		point_err(p, "BPF_PROG_TEST_RUN failed: %s", strerror(errno));
 		p->skip = true;
@@ -305,6 +435,9 @@ static void teardown(struct scen *s)
 	if (empty_frags_fd >= 0)
 		close(empty_frags_fd);
 	empty_fd = empty_frags_fd = -1;
+	for (int i = 0; i < nprogs; i++)
+		if (progs[i].obj == PEER_OBJ && progs[i].fd >= 0)
+			close(progs[i].fd);
 	for (int o = 0; o < nobjs; o++)
 		bpf_object__close(objs[o]);
 	nobjs = nprogs = 0;

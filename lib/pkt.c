@@ -28,9 +28,55 @@ static size_t l4_len(enum pkt_l4 l4)
 	}
 }
 
+size_t pkt_ext_len(uint8_t type)
+{
+	return type == IPPROTO_ROUTING || type == IPPROTO_AH ? 24 : 8;
+}
+
+static size_t exts_len(const struct pkt_spec *s)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < s->n_ext && i < PKT_MAX_EXT; i++)
+		n += pkt_ext_len(s->ext[i]);
+	return n;
+}
+
 size_t pkt_hdr_len(const struct pkt_spec *s)
 {
-	return ETH_HLEN + (s->vlan ? 4 : 0) + l3_len(s->ipver) + l4_len(s->l4);
+	return ETH_HLEN + (s->vlan ? 4 : 0) + l3_len(s->ipver) + exts_len(s) + l4_len(s->l4);
+}
+
+/* Writes the extension headers of s at p, the last one naming proto. */
+static void put_exts(uint8_t *p, const struct pkt_spec *s, uint8_t proto)
+{
+	for (int i = 0; i < s->n_ext && i < PKT_MAX_EXT; i++) {
+		size_t len = pkt_ext_len(s->ext[i]);
+
+		p[0] = i + 1 < s->n_ext ? s->ext[i + 1] : proto;
+		switch (s->ext[i]) {
+		case IPPROTO_FRAGMENT:
+			/* M set on a first fragment, clear on a later one. */
+			*(uint16_t *)(p + 2) = htons(s->frag_off << 3 | !s->frag_off);
+			*(uint32_t *)(p + 4) = htonl(0x10000 + i);
+			break;
+		case IPPROTO_AH:
+			p[1] = len / 4 - 2;
+			*(uint32_t *)(p + 4) = htonl(0x100);	/* SPI */
+			*(uint32_t *)(p + 8) = htonl(1);	/* sequence number */
+			break;
+		case IPPROTO_ROUTING:
+			p[1] = len / 8 - 1;
+			p[2] = 253;	/* routing type for experiments (RFC 4727) */
+			break;
+		default:
+			/* Options headers: one PadN option fills the rest. */
+			p[1] = len / 8 - 1;
+			p[2] = 1;
+			p[3] = len - 4;
+		}
+		p += len;
+	}
 }
 
 static uint32_t csum_add(uint32_t sum, const void *data, size_t len)
@@ -88,7 +134,7 @@ size_t pkt_build(void *buf, size_t size, const struct pkt_spec *s)
 	*(uint16_t *)(p + off) = htons(s->ipver == 6 ? ETH_P_IPV6 : ETH_P_IP);
 	off += 2;
 
-	l4len = s->len - off - l3_len(s->ipver);
+	l4len = s->len - off - l3_len(s->ipver) - exts_len(s);
 	switch (s->l4) {
 	case PKT_TCP:
 		proto = IPPROTO_TCP;
@@ -104,8 +150,8 @@ size_t pkt_build(void *buf, size_t size, const struct pkt_spec *s)
 		struct ipv6hdr *ip6 = (void *)(p + off);
 
 		ip6->version = 6;
-		ip6->payload_len = htons(l4len);
-		ip6->nexthdr = proto;
+		ip6->payload_len = htons(exts_len(s) + l4len);
+		ip6->nexthdr = s->n_ext ? s->ext[0] : proto;
 		ip6->hop_limit = 64;
 		memcpy(&ip6->saddr, &s->src, 16);
 		memcpy(&ip6->daddr, &s->dst, 16);
@@ -114,15 +160,17 @@ size_t pkt_build(void *buf, size_t size, const struct pkt_spec *s)
 
 		ip->version = 4;
 		ip->ihl = 5;
-		ip->tot_len = htons(sizeof(*ip) + l4len);
+		ip->tot_len = htons(sizeof(*ip) + exts_len(s) + l4len);
 		ip->frag_off = htons(0x4000);	/* DF */
 		ip->ttl = 64;
-		ip->protocol = proto;
+		ip->protocol = s->n_ext ? s->ext[0] : proto;
 		memcpy(&ip->saddr, &s->src, 4);
 		memcpy(&ip->daddr, &s->dst, 4);
 		ip->check = csum_fold(csum_add(0, ip, sizeof(*ip)));
 	}
 	off += l3_len(s->ipver);
+	put_exts(p + off, s, proto);
+	off += exts_len(s);
 	l4 = p + off;
 
 	plen = l4len - l4_len(s->l4);

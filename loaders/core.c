@@ -33,7 +33,7 @@ static char kernel_msg[256];
 
 enum {
 	OPT_FRAGS = 0x100, OPT_NO_FRAGS, OPT_KEEP, OPT_PIN, OPT_BTF,
-	OPT_PROTO, OPT_PORT, OPT_IPVER,
+	OPT_PROTO, OPT_PORT, OPT_IPVER, OPT_COUNT_PROTO,
 };
 
 static const struct argp_option common_options[] = {
@@ -46,8 +46,10 @@ static const struct argp_option common_options[] = {
 	{ "btf", OPT_BTF, "FILE", 0, "kernel BTF to use instead of /sys/kernel/btf/vmlinux", 1 },
 	{ NULL, 0, NULL, 0, "Matching (other frames are passed untouched):", 2 },
 	{ "proto", OPT_PROTO, "PROTO", 0, "tcp, udp or icmp", 2 },
-	{ "port", OPT_PORT, "PORT", 0, "TCP/UDP destination port", 2 },
-	{ "ip", OPT_IPVER, "4|6", 0, "IP version", 2 },
+	{ "port", OPT_PORT, "PORT", 0, "TCP or UDP destination port (not with --proto icmp)", 2 },
+	{ "ip", OPT_IPVER, "4|6", 0, "the IP version to match, 4 or 6 (not an address)", 2 },
+	{ "count-proto", OPT_COUNT_PROTO, NULL, 0, "parse every frame, even without a filter: "
+	  "count malformed frames, and L4 protocols in the xdp_proto map (costs more a frame)", 2 },
 	{},
 };
 
@@ -61,13 +63,41 @@ static const struct argp_option output_options[] = {
 	{},
 };
 
+void xdplab_usage_err(struct argp_state *state, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", state->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (hint)
+		fprintf(stderr, " (hint: %s)\n", hint);
+	else
+		fprintf(stderr, " (hint: %s --help)\n", state->name);
+	exit(2);
+}
+
+void xdplab_opt_once(struct argp_state *state, int key, const char *name)
+{
+	struct xdplab_opts *o = state->input;
+
+	for (int i = 0; i < o->nseen; i++)
+		if (o->seen[i] == key)
+			xdplab_usage_err(state, "give each option once",
+					 "%s given more than once", name);
+	if (o->nseen < (int)(sizeof(o->seen) / sizeof(o->seen[0])))
+		o->seen[o->nseen++] = key;
+}
+
 static double parse_secs(const char *arg, struct argp_state *state)
 {
 	char *end;
 	double v = strtod(arg, &end);
 
-	if (*end || !(v >= 0) || v > 1e7)
-		argp_error(state, "'%s' is not a number of seconds", arg);
+	if (*end || !*arg || !(v >= 0) || v > 1e7)
+		xdplab_usage_err(state, "a number such as 10 or 0.5",
+				 "'%s' is not a number of seconds", arg);
 	return v;
 }
 
@@ -79,30 +109,35 @@ static error_t common_parse(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'm':
+		xdplab_opt_once(state, key, "--mode");
 		if (!strcmp(arg, "native") || !strcmp(arg, "drv"))
 			o->xdp_flags = XDP_FLAGS_DRV_MODE;
 		else if (!strcmp(arg, "skb") || !strcmp(arg, "generic"))
 			o->xdp_flags = XDP_FLAGS_SKB_MODE;
 		else
-			argp_error(state, "unknown mode '%s' (native or skb)", arg);
+			xdplab_usage_err(state, "--mode native or --mode skb",
+					 "unknown mode '%s'", arg);
 		break;
 	case OPT_FRAGS:
-		o->frags = FRAGS_ON;
-		break;
 	case OPT_NO_FRAGS:
-		o->frags = FRAGS_OFF;
+		if (o->frags != FRAGS_AUTO && o->frags != (key == OPT_FRAGS ? FRAGS_ON : FRAGS_OFF))
+			xdplab_usage_err(state, "give one of them", "--frags and --no-frags contradict each other");
+		o->frags = key == OPT_FRAGS ? FRAGS_ON : FRAGS_OFF;
 		break;
 	case OPT_KEEP:
 		o->keep = true;
 		break;
 	case OPT_PIN:
+		xdplab_opt_once(state, key, "--pin");
 		o->pin_dir = arg;
 		o->keep = true;
 		break;
 	case OPT_BTF:
+		xdplab_opt_once(state, key, "--btf");
 		o->btf_path = arg;
 		break;
 	case OPT_PROTO:
+		xdplab_opt_once(state, key, "--proto");
 		if (!strcmp(arg, "tcp"))
 			o->cfg.match_l4 = XDPLAB_L4_TCP;
 		else if (!strcmp(arg, "udp"))
@@ -110,25 +145,37 @@ static error_t common_parse(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "icmp"))
 			o->cfg.match_l4 = XDPLAB_L4_ICMP;
 		else
-			argp_error(state, "unknown protocol '%s' (tcp, udp, icmp)", arg);
+			xdplab_usage_err(state, "--proto tcp, udp or icmp",
+					 "unknown protocol '%s'", arg);
 		break;
 	case OPT_PORT:
+		xdplab_opt_once(state, key, "--port");
 		v = strtol(arg, &end, 0);
-		if (*end || v < 1 || v > 65535)
-			argp_error(state, "'%s' is not a port", arg);
+		if (*end || !*arg || v < 1 || v > 65535)
+			xdplab_usage_err(state, "a TCP or UDP port, 1 to 65535",
+					 "'%s' is not a port", arg);
 		o->cfg.match_dport = v;
 		break;
 	case OPT_IPVER:
+		xdplab_opt_once(state, key, "--ip");
 		if (strcmp(arg, "4") && strcmp(arg, "6"))
-			argp_error(state, "--ip takes 4 or 6");
+			xdplab_usage_err(state, "--ip 4 or --ip 6 matches the IP version; "
+					 "addresses are not matched",
+					 "--ip takes the IP version, not '%s'", arg);
 		o->cfg.match_ipver = arg[0] - '0';
 		break;
+	case OPT_COUNT_PROTO:
+		o->cfg.count_proto = 1;
+		break;
 	case 'i':
+		xdplab_opt_once(state, key, "--interval");
 		o->interval = parse_secs(arg, state);
 		if (o->interval < 0.1)
-			argp_error(state, "the interval must be at least 0.1 s");
+			xdplab_usage_err(state, "-i 0.1 or more",
+					 "the interval must be at least 0.1 s");
 		break;
 	case 'd':
+		xdplab_opt_once(state, key, "--duration");
 		o->duration = parse_secs(arg, state);
 		break;
 	case 'j':
@@ -160,7 +207,7 @@ static error_t cmd_parse(int key, char *arg, struct argp_state *state)
 		return 0;
 	case ARGP_KEY_ARG:
 		if (o->nargs >= (int)(sizeof(o->args) / sizeof(o->args[0])))
-			argp_error(state, "too many arguments");
+			xdplab_usage_err(state, NULL, "too many arguments ('%s')", arg);
 		o->args[o->nargs++] = arg;
 		return 0;
 	default:
@@ -194,6 +241,12 @@ int xdplab_parse_cmd(const struct xdplab_cmd_desc *d, int argc, char **argv,
 	if (o->nargs < d->nargs) {
 		fprintf(stderr, "xdplab %s: expected %s (hint: xdplab %s --help)\n",
 			d->name, d->args_doc, d->name);
+		exit(2);
+	}
+	/* ICMP has no ports: such a filter would match nothing, silently. */
+	if (o->cfg.match_l4 == XDPLAB_L4_ICMP && o->cfg.match_dport) {
+		fprintf(stderr, "xdplab %s: --port matches TCP and UDP destination ports; ICMP has"
+			" none (hint: drop --port, or use --proto tcp or udp)\n", d->name);
 		exit(2);
 	}
 	o->ifname = o->args[0];
@@ -600,24 +653,68 @@ static const char *mode_name(const struct xdplab_opts *o)
 	return o->xdp_flags & XDP_FLAGS_DRV_MODE ? "native" : "not attached";
 }
 
+/* The filter the program was loaded with (cfg.match_*), in words:
+ * "IPv6 udp port 9", "tcp or udp port 53", or "every frame".
+ */
+static void filter_text(const struct xdplab_cfg *c, char *buf, size_t len)
+{
+	static const char *const l4[] = { "", "tcp", "udp", "icmp" };
+	int n = 0;
+
+	if (!c->match_ipver && !c->match_l4 && !c->match_dport) {
+		snprintf(buf, len, "every frame");
+		return;
+	}
+	buf[0] = '\0';
+	if (c->match_ipver)
+		n += snprintf(buf + n, len - n, "IPv%u", c->match_ipver);
+	if (c->match_l4 < XDPLAB_L4_MAX && (c->match_l4 || c->match_dport))
+		n += snprintf(buf + n, len - n, "%s%s", n ? " " : "",
+			      c->match_l4 ? l4[c->match_l4] : "tcp or udp");
+	if (c->match_dport)
+		snprintf(buf + n, len - n, " port %u", c->match_dport);
+}
+
+/* The same as a JSON object; null where the filter does not look. */
+static void filter_json(const struct xdplab_cfg *c, char *buf, size_t len)
+{
+	static const char *const l4[] = { "null", "\"tcp\"", "\"udp\"", "\"icmp\"" };
+	char port[8] = "null", ip[8] = "null";
+
+	if (c->match_dport)
+		snprintf(port, sizeof(port), "%u", c->match_dport);
+	if (c->match_ipver)
+		snprintf(ip, sizeof(ip), "%u", c->match_ipver);
+	snprintf(buf, len, "{\"proto\":%s,\"port\":%s,\"ip\":%s}",
+		 c->match_l4 < XDPLAB_L4_MAX ? l4[c->match_l4] : "null", port, ip);
+}
+
 static void print_summary(const struct xdplab_opts *o, const char *prog_name,
 			  const struct snapshot *first, const struct snapshot *last)
 {
 	struct xdplab_datarec a = rx_total(first), b = rx_total(last);
 	double secs = last->t - first->t;
 	__u64 n[XDPLAB_STAT_MAX];
+	char filter[96] = "", fjson[96] = "";
 
+	/* Programs that attach have a filter; the generator has none. */
+	if (o->xdp_flags) {
+		filter_text(&o->cfg, filter + 11, sizeof(filter) - 11);
+		memcpy(filter, ", matching ", 11);
+		filter_json(&o->cfg, fjson + 10, sizeof(fjson) - 10);
+		memcpy(fjson, ",\"filter\":", 10);
+	}
 	for (int i = 0; i < XDPLAB_STAT_MAX; i++)
 		n[i] = last->rec[i].packets - first->rec[i].packets;
 	if (secs <= 0)
 		secs = 1e-9;
 	if (o->json) {
 		printf("{\"summary\":true,\"ifname\":\"%s\",\"prog\":\"%s\",\"mode\":\"%s\","
-		       "\"frags\":%s,\"seconds\":%.3f,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
+		       "\"frags\":%s%s,\"seconds\":%.3f,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
 		       "\"pass\":%llu,\"drop\":%llu,\"tx\":%llu,\"redirect\":%llu,\"aborted\":%llu,"
 		       "\"malformed\":%llu,\"mb_packets\":%llu,\"rx_pps\":%.0f}\n",
 		       o->ifname, prog_name, mode_name(o),
-		       o->frags == FRAGS_ON ? "true" : "false", secs,
+		       o->frags == FRAGS_ON ? "true" : "false", fjson, secs,
 		       (unsigned long long)(b.packets - a.packets),
 		       (unsigned long long)(b.bytes - a.bytes),
 		       (unsigned long long)n[XDP_PASS], (unsigned long long)n[XDP_DROP],
@@ -628,10 +725,11 @@ static void print_summary(const struct xdplab_opts *o, const char *prog_name,
 		       (b.packets - a.packets) / secs);
 		return;
 	}
-	printf("Summary: %s on %s (%s%s), %.1f s: %llu packets (%.0f/s), %.2f MB;"
+	printf("Summary: %s on %s (%s%s)%s, %.1f s: %llu packets (%.0f/s), %.2f MB;"
 	       " pass %llu, drop %llu, tx %llu, redirect %llu, aborted %llu,"
 	       " malformed %llu, multi-buffer %llu\n",
-	       prog_name, o->ifname, mode_name(o), o->frags == FRAGS_ON ? ", frags" : "", secs,
+	       prog_name, o->ifname, mode_name(o), o->frags == FRAGS_ON ? ", frags" : "", filter,
+	       secs,
 	       (unsigned long long)(b.packets - a.packets), (b.packets - a.packets) / secs,
 	       (b.bytes - a.bytes) / 1e6, (unsigned long long)n[XDP_PASS],
 	       (unsigned long long)n[XDP_DROP], (unsigned long long)n[XDP_TX],
@@ -687,6 +785,7 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 	LIBBPF_OPTS(bpf_xdp_attach_opts, detach_opts);
 	const char *name = bpf_program__name(prog);
 	int fd = bpf_program__fd(prog), err, ret = 0;
+	char filter[96], fjson[96];
 
 	if (hooks && hooks->loaded &&
 	    hooks->loaded(hooks->ctx, o, obj))
@@ -706,11 +805,25 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 		ret = 1;
 		goto detach;
 	}
-	if (!o->json)
-		fprintf(stderr, "%s attached to %s (%s%s)%s; Ctrl-C to stop\n", name, o->ifname,
-			o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
+	filter_text(&o->cfg, filter, sizeof(filter));
+	if (o->json) {
+		/* The event a script waits for instead of polling ip link.
+		 * "gso" holds what the program promises about GSO frames; the
+		 * veth opt-in, once it exists, joins "preserving" there.
+		 */
+		filter_json(&o->cfg, fjson, sizeof(fjson));
+		printf("{\"event\":\"attached\",\"ifname\":\"%s\",\"prog\":\"%s\","
+		       "\"mode\":\"%s\",\"frags\":%s,\"gso\":{\"preserving\":%s},"
+		       "\"filter\":%s}\n", o->ifname, name, mode_name(o),
+		       o->frags == FRAGS_ON ? "true" : "false",
+		       xdplab_prog_gso_preserving(fd) ? "true" : "false", fjson);
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "%s attached to %s (%s%s)%s, matching %s; Ctrl-C to stop\n", name,
+			o->ifname, o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
 			o->frags == FRAGS_ON ? ", frags" : "",
-			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "");
+			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "", filter);
+	}
 	xdplab_stats_loop(o, name, stats, hooks);
 	if (o->keep) {
 		fprintf(stderr, "%s stays attached to %s%s%s; remove it with: ip link set dev %s %s off\n",

@@ -39,6 +39,8 @@ struct xdplab_opts {
 	struct xdplab_cfg cfg;	/* copied into the program's .rodata */
 	const char *args[4];	/* positional arguments; args[0] is ifname */
 	int nargs;
+	int seen[16];		/* keys of the options given, see xdplab_opt_once() */
+	int nseen;
 	void *extra;		/* the subcommand's own options */
 };
 
@@ -77,6 +79,15 @@ void xdplab_opts_init(struct xdplab_opts *o);
 /* Parses argv for subcommand d into o; returns 0 or exits with status 2. */
 int xdplab_parse_cmd(const struct xdplab_cmd_desc *d, int argc, char **argv,
 		     struct xdplab_opts *o);
+/* A bad command line, from an option parser: "xdplab CMD: <what> (hint:
+ * ...)" on one line (hint NULL: point at --help), then exit status 2.
+ */
+void xdplab_usage_err(struct argp_state *state, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
+/* For an option that takes one value: a second one is an error, not a
+ * silent override. name is what the user typed it as ("--port").
+ */
+void xdplab_opt_once(struct argp_state *state, int key, const char *name);
 /* One-line error: "xdplab: <what>" and, if hint, "(hint: ...)". Returns 1. */
 int xdplab_err(const char *hint, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sets up logging and SIGINT/SIGTERM; call once from main(). */

@@ -38,20 +38,24 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			v = strtol(tok, &end, 10);
 			if (*end || v < 0 || v >= libbpf_num_possible_cpus() || c->ncpus >= 256)
-				argp_error(state, "'%s' is not a CPU of this machine", tok);
+				xdplab_usage_err(state, "CPU numbers from 0, as in -c 0,1",
+						 "'%s' is not a CPU of this machine", tok);
 			c->cpus[c->ncpus++] = v;
 		}
 		return 0;
 	case OPT_QSIZE:
+		xdplab_opt_once(state, key, "--qsize");
 		v = strtol(arg, &end, 0);
-		if (*end || v < 1 || v > 16384)
-			argp_error(state, "--qsize takes 1..16384");
+		if (*end || !*arg || v < 1 || v > 16384)
+			xdplab_usage_err(state, "--qsize 1 to 16384", "'%s' is not a queue size", arg);
 		c->qsize = v;
 		return 0;
 	case OPT_CPU_ACTION:
+		xdplab_opt_once(state, key, "--cpu-action");
 		act = xdplab_parse_action(arg);
 		if (act != XDP_PASS && act != XDP_DROP)
-			argp_error(state, "--cpu-action takes pass or drop");
+			xdplab_usage_err(state, "--cpu-action pass or --cpu-action drop",
+					 "unknown CPU action '%s'", arg);
 		o->cfg.cpu_action = act;
 		return 0;
 	default:

@@ -24,9 +24,11 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case OPT_ACTION:
+		xdplab_opt_once(state, key, "--action");
 		act = xdplab_parse_action(arg);
 		if (act < 0 || act == XDP_REDIRECT)
-			argp_error(state, "--action takes pass, drop, tx or aborted");
+			xdplab_usage_err(state, "--action pass, drop, tx or aborted",
+					 "unknown action '%s'", arg);
 		o->cfg.action = act;
 		return 0;
 	case OPT_NO_SWAP:

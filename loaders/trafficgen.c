@@ -68,7 +68,7 @@ static unsigned long long num(const char *arg, unsigned long long max, struct ar
 	unsigned long long v = strtoull(arg, &end, 0);
 
 	if (*end || !*arg || v > max)
-		argp_error(st, "'%s' is not a number up to %llu", arg, max);
+		xdplab_usage_err(st, NULL, "'%s' is not a number up to %llu", arg, max);
 	return v;
 }
 
@@ -79,41 +79,51 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 's':
+		xdplab_opt_once(state, key, "--size");
 		g->spec.len = num(arg, 65535, state);
 		break;
 	case 'n':
+		xdplab_opt_once(state, key, "--count");
 		g->count = num(arg, ~0ULL, state);
 		break;
 	case 't':
+		xdplab_opt_once(state, key, "--threads");
 		g->threads = num(arg, 256, state);
 		if (!g->threads)
-			argp_error(state, "--threads must be at least 1");
+			xdplab_usage_err(state, "-t 1 or more", "--threads must be at least 1");
 		break;
 	case '6':
 		g->spec.ipver = 6;
 		break;
 	case OPT_SRC_IP:
+		xdplab_opt_once(state, key, "--src-ip");
 		g->src_ip = arg;
 		break;
 	case OPT_DST_IP:
+		xdplab_opt_once(state, key, "--dst-ip");
 		g->dst_ip = arg;
 		break;
 	case OPT_SRC_MAC:
 	case OPT_DST_MAC:
+		xdplab_opt_once(state, key, key == OPT_SRC_MAC ? "--src-mac" : "--dst-mac");
 		if (pkt_parse_mac(arg, key == OPT_SRC_MAC ? g->spec.src_mac : g->spec.dst_mac))
-			argp_error(state, "'%s' is not a MAC address", arg);
+			xdplab_usage_err(state, "six hex bytes, as in 02:00:00:00:00:02",
+					 "'%s' is not a MAC address", arg);
 		*(key == OPT_SRC_MAC ? &g->src_mac_set : &g->dst_mac_set) = true;
 		break;
 	case OPT_SPORT:
+		xdplab_opt_once(state, key, "--sport");
 		g->spec.sport = num(arg, 65535, state);
 		break;
 	case OPT_DPORT:
+		xdplab_opt_once(state, key, "--dport");
 		g->spec.dport = num(arg, 65535, state);
 		break;
 	case OPT_BATCH:
+		xdplab_opt_once(state, key, "--batch");
 		g->batch = num(arg, 256, state);
 		if (!g->batch)
-			argp_error(state, "--batch must be at least 1");
+			xdplab_usage_err(state, "--batch 1 to 256", "--batch must be at least 1");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -186,7 +186,7 @@ static __always_inline int scribble(struct xdp_md *ctx, __u32 len)
 	return 0;
 }
 
-static __always_inline int gso_test(struct xdp_md *ctx)
+static __always_inline int gso_test(struct xdp_md *ctx, bool frags)
 {
 	__u32 mode = gso_cfg.mode, zero = 0;
 	struct xdplab_pkt p;
@@ -194,7 +194,7 @@ static __always_inline int gso_test(struct xdp_md *ctx)
 	int act = XDP_PASS, err;
 	__u64 *n;
 
-	xdplab_parse(ctx, &p);
+	xdplab_parse(ctx, &p, frags);
 	big = p.l4 == XDPLAB_L4_TCP && p.len > gso_cfg.mtu + ETH_HLEN;
 
 	count(GSO_CNT_FRAMES, 1);
@@ -263,13 +263,13 @@ static __always_inline int gso_test(struct xdp_md *ctx)
 SEC("xdp")
 int xdp_gso_test(struct xdp_md *ctx)
 {
-	return gso_test(ctx);
+	return gso_test(ctx, false);
 }
 
 SEC("xdp.frags")
 int xdp_gso_test_frags(struct xdp_md *ctx)
 {
-	return gso_test(ctx);
+	return gso_test(ctx, true);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -5,11 +5,11 @@
 #include "vmlinux.h"
 #include "xdplab.bpf.h"
 
-static __always_inline int pass(struct xdp_md *ctx)
+static __always_inline int pass(struct xdp_md *ctx, bool frags)
 {
 	struct xdplab_pkt p;
 
-	xdplab_parse(ctx, &p);
+	xdplab_inspect(ctx, &p, frags);
 	return xdplab_verdict(ctx, &p, XDP_PASS);
 }
 

@@ -3,11 +3,11 @@
 #include "vmlinux.h"
 #include "xdplab.bpf.h"
 
-static __always_inline int redirect(struct xdp_md *ctx)
+static __always_inline int redirect(struct xdp_md *ctx, bool frags)
 {
 	struct xdplab_pkt p;
 
-	xdplab_parse(ctx, &p);
+	xdplab_inspect(ctx, &p, frags);
 	if (!xdplab_match(&p))
 		return xdplab_verdict(ctx, &p, XDP_PASS);
 	return xdplab_verdict(ctx, &p, bpf_redirect(cfg.ifindex, 0));

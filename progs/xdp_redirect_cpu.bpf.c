@@ -37,12 +37,12 @@ struct {
 	__type(value, struct xdplab_datarec);
 } cpumap_stats SEC(".maps");
 
-static __always_inline int redirect_cpu(struct xdp_md *ctx, void *cpus)
+static __always_inline int redirect_cpu(struct xdp_md *ctx, void *cpus, bool frags)
 {
 	struct xdplab_pkt p;
 	__u32 slot, *cpu;
 
-	xdplab_parse(ctx, &p);
+	xdplab_parse(ctx, &p, frags);
 	if (!xdplab_match(&p))
 		return xdplab_verdict(ctx, &p, XDP_PASS);
 
@@ -56,14 +56,14 @@ static __always_inline int redirect_cpu(struct xdp_md *ctx, void *cpus)
 SEC("xdp")
 int xdp_redirect_cpu(struct xdp_md *ctx)
 {
-	return redirect_cpu(ctx, &cpu_map);
+	return redirect_cpu(ctx, &cpu_map, false);
 }
 
 XDPLAB_GSO_PRESERVING
 SEC("xdp.frags")
 int xdp_redirect_cpu_frags(struct xdp_md *ctx)
 {
-	return redirect_cpu(ctx, &cpu_map_frags);
+	return redirect_cpu(ctx, &cpu_map_frags, true);
 }
 
 XDPLAB_RUN_CONFIG(xdp_redirect_cpu);

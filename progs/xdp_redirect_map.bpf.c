@@ -16,11 +16,11 @@ struct {
 	__type(value, struct bpf_devmap_val);
 } tx_port SEC(".maps"), tx_port_frags SEC(".maps");
 
-static __always_inline int redirect_map(struct xdp_md *ctx, void *tx_map)
+static __always_inline int redirect_map(struct xdp_md *ctx, void *tx_map, bool frags)
 {
 	struct xdplab_pkt p;
 
-	xdplab_parse(ctx, &p);
+	xdplab_inspect(ctx, &p, frags);
 	if (!xdplab_match(&p))
 		return xdplab_verdict(ctx, &p, XDP_PASS);
 	return xdplab_verdict(ctx, &p, bpf_redirect_map(tx_map, 0, XDP_ABORTED));
@@ -29,14 +29,14 @@ static __always_inline int redirect_map(struct xdp_md *ctx, void *tx_map)
 SEC("xdp")
 int xdp_redirect_map(struct xdp_md *ctx)
 {
-	return redirect_map(ctx, &tx_port);
+	return redirect_map(ctx, &tx_port, false);
 }
 
 XDPLAB_GSO_PRESERVING
 SEC("xdp.frags")
 int xdp_redirect_map_frags(struct xdp_md *ctx)
 {
-	return redirect_map(ctx, &tx_port_frags);
+	return redirect_map(ctx, &tx_port_frags, true);
 }
 
 XDPLAB_RUN_CONFIG(xdp_redirect_map);

@@ -15,14 +15,14 @@ struct {
 	__type(value, struct xdplab_rxq_rec);
 } rxq_stats SEC(".maps");
 
-static __always_inline int rxq_info(struct xdp_md *ctx)
+static __always_inline int rxq_info(struct xdp_md *ctx, bool frags)
 {
 	__u32 q = ctx->rx_queue_index;
 	struct xdplab_rxq_rec *rec;
 	struct xdplab_pkt p;
 	__u32 action = cfg.action;
 
-	xdplab_parse(ctx, &p);
+	xdplab_inspect(ctx, &p, frags);
 	if (q >= XDPLAB_MAX_RXQ)
 		q = XDPLAB_MAX_RXQ - 1;	/* the last slot also collects overflow */
 	rec = bpf_map_lookup_elem(&rxq_stats, &q);

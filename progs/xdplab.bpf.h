@@ -35,14 +35,16 @@
 /*
  * One body, two entry points: `name` for drivers and MTUs where the whole
  * frame is linear, `name_frags` (BPF_F_XDP_HAS_FRAGS) for multi-buffer
- * frames. The loader picks one and leaves the other unloaded.
+ * frames. The loader picks one and leaves the other unloaded. body(ctx,
+ * frags) gets which one it is as a constant, so the linear one carries no
+ * fragment handling at all.
  */
 #define XDPLAB_PROG(name, body)						\
 	SEC("xdp") int name(struct xdp_md *ctx)				\
-	{ return body(ctx); }						\
+	{ return body(ctx, false); }					\
 	XDPLAB_GSO_PRESERVING						\
 	SEC("xdp.frags") int name##_frags(struct xdp_md *ctx)		\
-	{ return body(ctx); }						\
+	{ return body(ctx, true); }					\
 	XDPLAB_RUN_CONFIG(name);					\
 	XDPLAB_RUN_CONFIG(name##_frags)
 
@@ -75,7 +77,10 @@ static __always_inline void xdplab_count_rec(struct xdp_md *ctx, void *map,
 		rec->mb_packets++;
 }
 
-/* Counts the frame under its verdict and returns the verdict. */
+/* Counts the frame under its verdict and returns the verdict: one per-CPU
+ * lookup for a well-formed frame; the protocol count only when asked for
+ * (cfg.count_proto), since it costs a second one.
+ */
 static __always_inline int xdplab_verdict(struct xdp_md *ctx,
 					  const struct xdplab_pkt *p, int action)
 {
@@ -87,19 +92,46 @@ static __always_inline int xdplab_verdict(struct xdp_md *ctx,
 	xdplab_count_rec(ctx, &xdp_stats, action, p->len);
 	if (p->malformed)
 		xdplab_count_rec(ctx, &xdp_stats, XDPLAB_STAT_MALFORMED, p->len);
-	n = bpf_map_lookup_elem(&xdp_proto, &l4);
-	if (n)
-		(*n)++;
+	if (cfg.count_proto) {
+		n = bpf_map_lookup_elem(&xdp_proto, &l4);
+		if (n)
+			(*n)++;
+	}
 	return action;
 }
 
-/* Swaps source and destination MAC; the helpers reach the Ethernet header
- * wherever it sits. Returns 0 or a negative error.
+/*
+ * Fills *p as far as this program's settings need: the headers are parsed
+ * only with a --proto/--port/--ip filter or cfg.count_proto. Otherwise only
+ * the length is taken (not malformed, L4 "none"). cfg is in .rodata, so the
+ * verifier removes the branch not taken: xdp_pass without options costs
+ * one lookup and a few increments more than an empty program.
+ */
+static __always_inline void xdplab_inspect(struct xdp_md *ctx, struct xdplab_pkt *p, bool frags)
+{
+	if (cfg.match_l4 || cfg.match_ipver || cfg.match_dport || cfg.count_proto) {
+		xdplab_parse(ctx, p, frags);
+		return;
+	}
+	__builtin_memset(p, 0, sizeof(*p));
+	p->len = xdplab_frame_len(ctx, frags);
+}
+
+/* Swaps source and destination MAC: in place when they are in the linear
+ * part, else through the helpers, which reach them wherever they sit.
+ * Returns 0 or a negative error.
  */
 static __always_inline int xdplab_swap_macs(struct xdp_md *ctx)
 {
+	__u8 *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	__u8 macs[2 * ETH_ALEN], tmp[ETH_ALEN];
 
+	if (data + sizeof(macs) <= end) {
+		__builtin_memcpy(tmp, data, ETH_ALEN);
+		__builtin_memcpy(data, data + ETH_ALEN, ETH_ALEN);
+		__builtin_memcpy(data + ETH_ALEN, tmp, ETH_ALEN);
+		return 0;
+	}
 	if (bpf_xdp_load_bytes(ctx, 0, macs, sizeof(macs)))
 		return -1;
 	__builtin_memcpy(tmp, macs, ETH_ALEN);
@@ -108,12 +140,18 @@ static __always_inline int xdplab_swap_macs(struct xdp_md *ctx)
 	return bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs));
 }
 
-/* Does the frame fall under the program's verdict (cfg.match_*)? */
+/* Does the frame fall under the program's verdict (cfg.match_*)? An IPv6
+ * chain past the parser's bound hides its upper-layer header: it matches
+ * any --proto/--port, so that one extra header cannot carry a frame past
+ * a filter (xdp_drop drops it; xdp_tx never reflects malformed frames).
+ */
 static __always_inline bool xdplab_match(const struct xdplab_pkt *p)
 {
-	if (cfg.match_l4 && p->l4 != cfg.match_l4)
-		return false;
 	if (cfg.match_ipver && p->ipver != cfg.match_ipver)
+		return false;
+	if (p->too_deep)
+		return true;
+	if (cfg.match_l4 && p->l4 != cfg.match_l4)
 		return false;
 	if (cfg.match_dport && p->dport != cfg.match_dport)
 		return false;

@@ -51,6 +51,9 @@ struct xdplab_cfg {
 	__u32 action;		/* rxq_info: the verdict to return */
 	__u32 cpu_action;	/* redirect_cpu: the cpumap program's verdict */
 	__u32 swap_macs;	/* rxq_info: swap MACs before an XDP_TX */
+	__u32 count_proto;	/* parse every frame: count its L4 protocol in
+				 * xdp_proto, and malformed frames, even
+				 * without a filter (costs a second lookup) */
 };
 
 #define XDPLAB_MAX_RXQ 64

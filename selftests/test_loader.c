@@ -56,7 +56,7 @@ ld_cli(char *out, size_t len, const char *ns, const char *prefix, const char *fm
 }
 
 /* The CLI's answer to bad input: exactly one line, "xdplab: <cause>
- * (hint: ...)", nothing else.
+ * (hint: ...)" ("xdplab COMMAND: ..." for a bad command line), nothing else.
  */
 static bool ld_one_error_line(const char *out, const char *cause)
 {
@@ -65,7 +65,8 @@ static bool ld_one_error_line(const char *out, const char *cause)
 
 	ok = ASSERT_STRSTR(out, cause, "names the cause");
 	ok &= ASSERT_STRSTR(out, "(hint: ", "gives a hint");
-	ok &= test__report(!strncmp(out, "xdplab: ", 8) && nl && !nl[1], __FILE__, __LINE__,
+	ok &= test__report(!strncmp(out, "xdplab", 6) && strstr(out, ": ") && nl && !nl[1],
+			   __FILE__, __LINE__,
 			   "one line", "expected one \"xdplab: ...\" line, got:\n%s", out);
 	return ok;
 }
@@ -487,6 +488,39 @@ attached_out:
 		ASSERT_NOTHING_ATTACHED(ns, "veth0");
 	}
 
+	if (test__start_subtest("options")) {
+		static const struct { const char *args, *cause; } bad[] = {
+			{ "drop veth0 --proto icmp --port 9", "ICMP has none" },
+			{ "drop veth0 --port 9 --proto icmp", "ICMP has none" },
+			{ "drop veth0 --port 9 --port 10", "--port given more than once" },
+			{ "drop veth0 --proto udp --proto tcp", "--proto given more than once" },
+			{ "drop veth0 --ip 4 --ip 6", "--ip given more than once" },
+			{ "pass veth0 -d 1 --duration 2", "--duration given more than once" },
+			{ "pass veth0 --mode skb -m native", "--mode given more than once" },
+			{ "pass veth0 --frags --no-frags", "contradict each other" },
+			{ "drop veth0 --ip 192.0.2.1", "--ip takes the IP version, not '192.0.2.1'" },
+			{ "drop veth0 --port 0", "'0' is not a port" },
+			{ "drop veth0 --proto sctp", "unknown protocol 'sctp'" },
+			{ "rxq-info veth0 --action drop --action pass", "--action given more than once" },
+			{ "trafficgen veth0 -n 5 -n 6", "--count given more than once" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			rc = ld_cli(out, sizeof(out), ns, NULL, "%s -d 1", bad[i].args);
+			if (!ASSERT_EQ(rc, 2, bad[i].args))
+				printf("%s", out);
+			ld_one_error_line(out, bad[i].cause);
+			ASSERT_NOTHING_ATTACHED(ns, "veth0");
+		}
+		rc = ld_cli(out, sizeof(out), ns, NULL, "drop veth0 --ip 4x -d 1");
+		ASSERT_STRSTR(out, "--ip 4 or --ip 6", "the hint says what --ip takes");
+		rc = ld_cli(out, sizeof(out), ns, NULL, "drop --help");
+		ASSERT_STRSTR(out, "the IP version to match, 4 or 6 (not an address)",
+			      "--help says --ip takes the version");
+		/* Repeating a flag without a value changes nothing: allowed. */
+		rc = ld_cli(out, sizeof(out), ns, NULL, "pass veth0 -q -q --frags --frags -d 0.2");
+		ASSERT_EQ(rc, 0, "repeated flags");
+	}
 	if (test__start_subtest("usage")) {
 		rc = ld_cli(out, sizeof(out), ns, NULL, "frobnicate veth0");
 		ASSERT_EQ(rc, 2, "unknown subcommand");
@@ -642,8 +676,15 @@ TEST(loader_output)
 		ASSERT_EQ(rc, 0, "exit code");
 		ASSERT_STRSTR(out, "xdp_pass_frags attached to veth0 (native mode, frags)",
 			      "attach line");
-		ASSERT_STRSTR(out, "Summary: xdp_pass_frags on veth0 (native, frags)", "summary");
+		ASSERT_STRSTR(out, "Summary: xdp_pass_frags on veth0 (native, frags), matching every "
+			      "frame, ", "summary");
 		ASSERT_GE(secs * 10, 9, "ran about 1 s (x10)");
+		rc = ld_cli(out, sizeof(out), ns, NULL, "drop veth0 --ip 6 --proto udp --port 9 -d 0.2");
+		ASSERT_EQ(rc, 0, "exit code with a filter");
+		ASSERT_STRSTR(out, "GSO-preserving, matching IPv6 udp port 9; Ctrl-C",
+			      "the attach line names the filter");
+		ASSERT_STRSTR(out, "Summary: xdp_drop_frags on veth0 (native, frags), matching IPv6 "
+			      "udp port 9, ", "the summary names the filter");
 		ASSERT_LT(secs, 10, "exited by itself within 10 s");
 		ASSERT_NOTHING_ATTACHED(ns, "veth0");
 	}
@@ -681,7 +722,18 @@ TEST(loader_output)
 		if (!ASSERT_OK_PTR(summary, "a summary line") ||
 		    !ASSERT_FALSE(*ld_next_line(summary), "the summary is last"))
 			goto json_out;
-		ASSERT_GE(lines, 2, "interval lines and the summary");
+		ASSERT_GE(lines, 3, "the event, interval lines and the summary");
+		{
+			const char *ev = "{\"event\":\"attached\",\"ifname\":\"veth0\","
+					 "\"prog\":\"xdp_pass_frags\",\"mode\":\"native\","
+					 "\"frags\":true,\"gso\":{\"preserving\":true},\"filter\":"
+					 "{\"proto\":null,\"port\":null,\"ip\":null}}\n";
+
+			if (!ASSERT_OK(strncmp(out, ev, strlen(ev)), "the first line is the attach event"))
+				printf("%s", out);
+		}
+		ASSERT_STRSTR(summary, "\"filter\":{\"proto\":null,\"port\":null,\"ip\":null}",
+			      "the summary names the (empty) filter");
 		ASSERT_STRSTR(out, "\"rx_pps\":", "interval lines have rates");
 		ASSERT_STRSTR(summary, "\"prog\":\"xdp_pass_frags\"", "prog");
 		ASSERT_STRSTR(summary, "\"mode\":\"native\"", "mode");

@@ -32,8 +32,9 @@ static uint8_t frame[16384];
 static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
 static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
 
-/* A frame of len bytes: IPv4 or IPv6, UDP/TCP/ICMP, to port dport. */
-static uint32_t make(int ipver, enum pkt_l4 l4, uint16_t dport, uint16_t vlan, size_t len)
+/* The spec of a frame of len bytes: IPv4 or IPv6, UDP/TCP/ICMP, to port dport. */
+static struct pkt_spec spec_of(int ipver, enum pkt_l4 l4, uint16_t dport, uint16_t vlan,
+			       size_t len)
 {
 	struct pkt_spec s = { .ipver = ipver, .l4 = l4, .sport = 1000, .dport = dport,
 			      .vlan = vlan, .len = len };
@@ -42,6 +43,13 @@ static uint32_t make(int ipver, enum pkt_l4 l4, uint16_t dport, uint16_t vlan, s
 	memcpy(s.src_mac, mac_a, 6);
 	pkt_parse_ip(ipver == 6 ? "fd00::1" : "198.18.0.1", &s.src);
 	pkt_parse_ip(ipver == 6 ? "fd00::2" : "198.18.0.2", &s.dst);
+	return s;
+}
+
+static uint32_t make(int ipver, enum pkt_l4 l4, uint16_t dport, uint16_t vlan, size_t len)
+{
+	struct pkt_spec s = spec_of(ipver, l4, dport, vlan, len);
+
 	return pkt_build(frame, sizeof(frame), &s);
 }
 
@@ -74,6 +82,7 @@ TEST(prog_pass)
 
 	if (!ASSERT_OK_PTR(s, "open"))
 		return;
+	s->rodata->cfg.count_proto = 1;	/* parse every frame (xdplab pass --count-proto) */
 	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
 		goto out;
 
@@ -153,6 +162,7 @@ TEST(prog_pass_frags)
 	if (!ASSERT_OK_PTR(s, "open"))
 		return;
 	only(s->obj, s->progs.xdp_pass_frags);
+	s->rodata->cfg.count_proto = 1;
 	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
 		goto out;
 
@@ -177,6 +187,43 @@ TEST(prog_pass_frags)
 	}
 	if (test__start_subtest("none_malformed"))
 		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 0, 0, 0, "malformed");
+out:
+	xdp_pass_bpf__destroy(s);
+}
+
+/*
+ * xdplab pass without options: no filter, so no parsing (the cost goal of
+ * issue 22). Verdict, bytes and multi-buffer frames are still counted
+ * exactly; malformed frames and L4 protocols are not, by design.
+ */
+TEST(prog_pass_unparsed)
+{
+	struct xdp_pass_bpf *s = xdp_pass_bpf__open();
+	uint32_t len;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	if (!ASSERT_OK(xdp_pass_bpf__load(s), "load"))
+		goto out;
+	if (test__start_subtest("linear")) {
+		len = make(4, PKT_UDP, 9, 0, 100);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict");
+		len = 60;	/* the IP header says 100: cut short */
+		ASSERT_EQ(prog_run(s->progs.xdp_pass, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "verdict on a truncated frame");
+		expect_count(s->maps.xdp_stats, XDP_PASS, 2, 160, 0, "pass");
+		expect_count(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, 0, 0, 0, "not parsed");
+		for (int l4 = 0; l4 < XDPLAB_L4_MAX; l4++)
+			ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, l4), 0, "no protocol counted");
+	}
+	if (test__start_subtest("frags")) {
+		len = make(6, PKT_TCP, 80, 0, BIG);
+		ASSERT_EQ(prog_run(s->progs.xdp_pass_frags, frame, &len, sizeof(frame), 14 + 20),
+			  XDP_PASS, "verdict");
+		ASSERT_EQ(len, BIG, "length out");
+		expect_count(s->maps.xdp_stats, XDP_PASS, 3, 160 + BIG, 1, "the whole frame, as multi-buffer");
+	}
 out:
 	xdp_pass_bpf__destroy(s);
 }
@@ -212,12 +259,54 @@ TEST(prog_drop)
 			  "tcp/9");
 		expect_count(s->maps.xdp_stats, XDP_PASS, 2, 128, 0, "pass");
 	}
+	if (test__start_subtest("short_and_long_way")) {
+		/* The parser reads common layouts with one bounds check and the
+		 * rest header by header; both must give the same verdicts.
+		 */
+		struct xdplab_datarec m0, m1;
+
+		stats_sum(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, &m0);
+		len = make(4, PKT_UDP, 9, 0, 53);	/* too short for the quick way */
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "53-byte udp/9");
+		len = make(6, PKT_UDP, 9, 0, 100);
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "udp6/9");
+		/* IPv4 with 4 bytes of options (a NOP and an end-of-list): the
+		 * UDP header moves back 4 bytes.
+		 */
+		len = make(4, PKT_UDP, 9, 0, 96);
+		memmove(frame + 14 + 24, frame + 14 + 20, 96 - 34);
+		memset(frame + 14 + 20, 0, 4);
+		frame[14 + 20] = 1;
+		frame[14] = 0x46;
+		frame[14 + 3] += 4;	/* tot_len: 82 -> 86 */
+		len = 100;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_DROP,
+			  "udp/9 behind IPv4 options");
+		/* TCP data offset below 5: malformed, both ways. */
+		len = make(4, PKT_TCP, 9, 0, 100);
+		frame[14 + 20 + 12] = 4 << 4;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "tcp doff 4");
+		len = make(6, PKT_TCP, 9, 0, 100);
+		frame[14 + 40 + 12] = 4 << 4;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "tcp6 doff 4");
+		/* An IPv6 payload length past the frame's end. */
+		len = make(6, PKT_UDP, 9, 0, 100);
+		frame[14 + 5] += 1;
+		ASSERT_EQ(prog_run(s->progs.xdp_drop, frame, &len, sizeof(frame), 0), XDP_PASS,
+			  "udp6/9 with a payload length one too long");
+		stats_sum(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, &m1);
+		ASSERT_EQ(m1.packets - m0.packets, 3, "malformed: two doff 4, one too long");
+	}
 	if (test__start_subtest("frags_match_in_fragment")) {
 		/* The UDP header sits in the first fragment. */
 		len = make(4, PKT_UDP, 9, 0, BIG);
 		ASSERT_EQ(prog_run(s->progs.xdp_drop_frags, frame, &len, sizeof(frame), 20),
 			  XDP_DROP, "udp/9 split");
-		expect_count(s->maps.xdp_stats, XDP_DROP, 3, 128 + BIG, 1, "drop");
+		expect_count(s->maps.xdp_stats, XDP_DROP, 6, 128 + 253 + BIG, 1, "drop");
 	}
 out:
 	xdp_drop_bpf__destroy(s);
@@ -399,6 +488,213 @@ TEST(prog_rxq_info)
 	}
 out:
 	xdp_rxq_info_bpf__destroy(s);
+}
+
+/* ---- IPv6 extension-header chains (and AH behind IPv4) ---- */
+
+#define HBH	0
+#define RT	43
+#define FRAG	44
+#define ESP	50
+#define AH	51
+#define DST	60
+
+/* A UDP frame to dport behind the n extension headers in types. */
+static uint32_t make_chain(int ipver, uint16_t dport, const uint8_t *types, int n,
+			   uint16_t frag_off, uint16_t vlan, size_t len)
+{
+	struct pkt_spec s = spec_of(ipver, PKT_UDP, dport, vlan, len);
+
+	memcpy(s.ext, types, n);
+	s.n_ext = n;
+	s.frag_off = frag_off;
+	return pkt_build(frame, sizeof(frame), &s);
+}
+
+struct chain_want {
+	int verdict;
+	uint64_t malformed;	/* 0 or 1 */
+	int l4;			/* XDPLAB_L4_*, counted once */
+};
+
+/* Runs prog on frame[0..len) and checks the verdict and what it counted. */
+static void run_chain(const struct xdp_drop_bpf *s, const struct bpf_program *prog,
+		      uint32_t len, uint32_t linear, struct chain_want w, const char *what)
+{
+	struct xdplab_datarec m0, m1;
+	uint64_t l40 = percpu_u64_sum(s->maps.xdp_proto, w.l4);
+	char msg[160];
+
+	stats_sum(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, &m0);
+	if (!ASSERT_GT(len, 0, "frame built"))
+		return;
+	snprintf(msg, sizeof(msg), "%s: verdict", what);
+	ASSERT_EQ(prog_run(prog, frame, &len, sizeof(frame), linear), w.verdict, msg);
+	stats_sum(s->maps.xdp_stats, XDPLAB_STAT_MALFORMED, &m1);
+	snprintf(msg, sizeof(msg), "%s: malformed counted", what);
+	ASSERT_EQ(m1.packets - m0.packets, w.malformed, msg);
+	snprintf(msg, sizeof(msg), "%s: L4 %d counted", what, w.l4);
+	ASSERT_EQ(percpu_u64_sum(s->maps.xdp_proto, w.l4) - l40, 1, msg);
+}
+
+/*
+ * xdp_drop --proto udp --port 9 against chains of 0 to 8 extension headers
+ * of every type, in RFC 8200's order and out of it, cut short, fragmented,
+ * past the parser's bound, behind a VLAN tag and split across the linear
+ * part's end. UDP to port 9 must be dropped whatever stands before it.
+ */
+TEST(prog_ipv6_ext)
+{
+	static const uint8_t types[] = { HBH, DST, RT, FRAG, AH };
+	static const char *const type_names[] = { "hbh", "dstopts", "routing", "fragment", "ah" };
+	/* RFC 8200 4.1's recommended order, then two more. */
+	static const uint8_t rfc[] = { HBH, DST, RT, FRAG, AH, DST, DST, RT };
+	const struct chain_want drop = { XDP_DROP, 0, XDPLAB_L4_UDP };
+	const struct chain_want pass = { XDP_PASS, 0, XDPLAB_L4_UDP };
+	const struct chain_want bad = { XDP_PASS, 1, XDPLAB_L4_NONE };
+	const struct chain_want no_l4 = { XDP_PASS, 0, XDPLAB_L4_NONE };
+	struct xdp_drop_bpf *s = xdp_drop_bpf__open();
+	uint8_t chain[PKT_MAX_EXT];
+	char what[96];
+	uint32_t len;
+
+	if (!ASSERT_OK_PTR(s, "open"))
+		return;
+	s->rodata->cfg.match_l4 = XDPLAB_L4_UDP;
+	s->rodata->cfg.match_dport = 9;
+	s->rodata->cfg.count_proto = 1;
+	if (!ASSERT_OK(xdp_drop_bpf__load(s), "load"))
+		goto out;
+
+	for (size_t t = 0; t < sizeof(types); t++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "same_type/%s", type_names[t]);
+		if (!test__start_subtest(name))
+			continue;
+		memset(chain, types[t], sizeof(chain));
+		for (int n = 0; n <= 8; n++) {
+			snprintf(what, sizeof(what), "%d x %s, udp/9", n, type_names[t]);
+			len = make_chain(6, 9, chain, n, 0, 0, 300);
+			run_chain(s, s->progs.xdp_drop, len, 0, drop, what);
+			snprintf(what, sizeof(what), "%d x %s, udp/10", n, type_names[t]);
+			len = make_chain(6, 10, chain, n, 0, 0, 300);
+			run_chain(s, s->progs.xdp_drop, len, 0, pass, what);
+		}
+	}
+	if (test__start_subtest("mixed_0_to_8")) {
+		for (int n = 0; n <= 8; n++) {
+			snprintf(what, sizeof(what), "first %d of hbh,dst,rt,frag,ah,dst,dst,rt", n);
+			len = make_chain(6, 9, rfc, n, 0, 0, 300);
+			run_chain(s, s->progs.xdp_drop, len, 0, drop, what);
+			len = make_chain(6, 10, rfc, n, 0, 0, 300);
+			run_chain(s, s->progs.xdp_drop, len, 0, pass, what);
+		}
+	}
+	if (test__start_subtest("reported_bypasses")) {
+		static const uint8_t hdrd[] = { HBH, DST, RT, DST }, dddd[] = { DST, DST, DST, DST };
+
+		len = make_chain(6, 9, hdrd, 4, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "hbh dst rt dst, udp/9");
+		len = make_chain(6, 9, dddd, 4, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "4 x dst, udp/9");
+	}
+	if (test__start_subtest("hbh_not_first")) {
+		static const uint8_t c[] = { DST, HBH };
+
+		/* The stack drops it; here it is followed like any other header. */
+		len = make_chain(6, 9, c, 2, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "dst hbh, udp/9");
+	}
+	if (test__start_subtest("fragments")) {
+		static const uint8_t c[] = { HBH, FRAG };
+
+		len = make_chain(6, 9, c, 2, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "first fragment, udp/9");
+		/* A later fragment: what follows the header is payload, even if
+		 * it looks like UDP to port 9.
+		 */
+		len = make_chain(6, 9, c, 2, 185, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, no_l4, "non-first fragment");
+		len = make_chain(6, 9, c + 1, 1, 1, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, no_l4, "non-first fragment, offset 8");
+	}
+	if (test__start_subtest("esp_ends_chain")) {
+		static const uint8_t c[] = { DST, ESP };
+
+		len = make_chain(6, 9, c, 2, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, no_l4, "dst esp");
+	}
+	if (test__start_subtest("ipv4_ah")) {
+		static const uint8_t c[] = { AH, AH };
+
+		len = make_chain(4, 9, c, 1, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "ipv4 ah, udp/9");
+		len = make_chain(4, 9, c, 2, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "ipv4 ah ah, udp/9");
+		len = make_chain(4, 10, c, 1, 0, 0, 200);
+		run_chain(s, s->progs.xdp_drop, len, 0, pass, "ipv4 ah, udp/10");
+	}
+	if (test__start_subtest("bound")) {
+		const struct chain_want deep = { XDP_DROP, 1, XDPLAB_L4_NONE };
+
+		memset(chain, DST, sizeof(chain));
+		len = make_chain(6, 9, chain, 16, 0, 0, 400);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "16 x dst (the bound), udp/9");
+		len = make_chain(6, 10, chain, 16, 0, 0, 400);
+		run_chain(s, s->progs.xdp_drop, len, 0, pass, "16 x dst (the bound), udp/10");
+		/* One past the bound: the port cannot be seen, so the frame
+		 * falls under the filter whatever its port, and is malformed.
+		 */
+		len = make_chain(6, 9, chain, 17, 0, 0, 400);
+		run_chain(s, s->progs.xdp_drop, len, 0, deep, "17 x dst, udp/9");
+		len = make_chain(6, 10, chain, 17, 0, 0, 400);
+		run_chain(s, s->progs.xdp_drop, len, 0, deep, "17 x dst, udp/10");
+		len = make_chain(6, 10, chain, 24, 0, 0, 400);
+		run_chain(s, s->progs.xdp_drop, len, 0, deep, "24 x dst, udp/10");
+	}
+	if (test__start_subtest("truncated")) {
+		/* hbh dst rt frag ah dst: 8 + 8 + 24 + 8 + 24 + 8 = 80 bytes. */
+		len = make_chain(6, 9, rfc, 6, 0, 0, 14 + 40 + 80 + 8);
+		frame[14 + 40 + 8 + 1] = 255;	/* dst: 2048 bytes, past the payload */
+		run_chain(s, s->progs.xdp_drop, len, 0, bad, "dst longer than the payload");
+		len = make_chain(6, 9, rfc, 6, 0, 0, 14 + 40 + 80 + 8);
+		frame[14 + 40 + 48 + 1] = 200;	/* ah: 808 bytes */
+		run_chain(s, s->progs.xdp_drop, len, 0, bad, "ah longer than the payload");
+		/* The frame ends inside the routing header; the IPv6 header
+		 * says the payload is all there.
+		 */
+		len = make_chain(6, 9, rfc, 6, 0, 0, 14 + 40 + 80 + 8);
+		frame[14 + 4] = 0, frame[14 + 5] = 18;
+		len = 14 + 40 + 18;
+		run_chain(s, s->progs.xdp_drop, len, 0, bad, "frame ends in the routing header");
+		/* The chain ends where the UDP header should start. */
+		len = make_chain(6, 9, rfc, 6, 0, 0, 14 + 40 + 80 + 8);
+		frame[14 + 4] = 0, frame[14 + 5] = 80;
+		len = 14 + 40 + 80;
+		run_chain(s, s->progs.xdp_drop, len, 0, bad, "no room for udp");
+	}
+	if (test__start_subtest("behind_vlan")) {
+		len = make_chain(6, 9, rfc, 8, 0, 100, 300);
+		run_chain(s, s->progs.xdp_drop, len, 0, drop, "vlan, 8 headers, udp/9");
+	}
+	if (test__start_subtest("frags_split_in_chain")) {
+		const struct chain_want big_drop = { XDP_DROP, 0, XDPLAB_L4_UDP };
+		uint32_t first = 14 + 40, last = 14 + 40 + 80 + 8;
+
+		/* Every place the linear part could end, from inside the IPv6
+		 * header to inside the UDP header.
+		 */
+		for (uint32_t linear = first - 2; linear <= last; linear++) {
+			snprintf(what, sizeof(what), "6 headers, 9000 B, linear %u", linear);
+			len = make_chain(6, 9, rfc, 6, 0, 0, BIG);
+			run_chain(s, s->progs.xdp_drop_frags, len, linear, big_drop, what);
+		}
+		len = make_chain(6, 9, rfc, 8, 0, 0, BIG);
+		run_chain(s, s->progs.xdp_drop_frags, len, 0, big_drop, "8 headers, 9000 B");
+	}
+out:
+	xdp_drop_bpf__destroy(s);
 }
 
 /* Does this object's BTF tag func `name` as GSO-preserving? */
