@@ -243,15 +243,9 @@ const struct scenario scen_veth_flip = {
 		"veth1) attached and detached between windows; rate = veth0 tx bytes over "
 		"the window. GRO on veth1 off (the veth default).",
 	.needs = "iperf3",
-	.metrics = metrics,
-	.nmetrics = M_NR,
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
+	SCEN_TABLE(metrics, cols),
 	.plot_ylabel = "XDP ÷ no XDP within one stream (per sample)",
 	.duration = 2,
 	.quick_duration = 1,
-	.plan = plan,
-	.setup = setup,
-	.sample = sample,
-	.teardown = teardown,
+	SCEN_HOOKS,
 };
