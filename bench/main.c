@@ -28,6 +28,7 @@ static const struct scenario *const all_scenarios[] = {
 	&scen_prog_cost,
 	&scen_peers,
 	&scen_tap_vhost,
+	&scen_tap_fwd,
 };
 #define NSCEN (int)(sizeof(all_scenarios) / sizeof(all_scenarios[0]))
 
@@ -179,6 +180,8 @@ static const char doc[] =
 	"  peers          Debian's xdp-bench drop|pass against xdplab drop|pass\n"
 	"  tap-vhost      frames into a tap via vhost-net batches and write(), NAPI\n"
 	"                 off/on, XDP drop/pass, 64/1500 B and 9000 B GSO (seed 001)\n"
+	"  tap-fwd        iperf3 TCP -> veth -> AF_PACKET forwarder -> vhost-net -> tap,\n"
+	"                 NAPI off/on, no XDP / xdp_pass / xdp_pass_frags (seed 001)\n"
 	"\v"
 	"Output: a markdown table per scenario on stdout, progress on stderr, and\n"
 	"in bench/results/DATE-TIME/: results.json (every sample, machine, kernel,\n"
