@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * tap-fwd's forwarder (bench/fwd.c): a wire-side interface read through an
- * AF_PACKET TPACKET_V3 ring, its frames handed to a tap through vhost-net;
+ * AF_PACKET TPACKET_V2 ring, its frames handed to a tap through vhost-net;
  * the tap's own transmissions read() back and sent out of the wire side.
  *
  *	fwd_open(&f, ns, "veth1", tap_fd, &vn, err, sizeof(err))
@@ -19,9 +19,9 @@
 
 struct fwd {
 	int pfd;			/* AF_PACKET, bound to the wire side */
-	void *ring;			/* its TPACKET_V3 RX ring */
+	void *ring;			/* its TPACKET_V2 RX ring */
 	size_t ring_len;
-	unsigned int blk;		/* next block to look at */
+	unsigned int slot;		/* next ring slot to look at */
 	int tap_fd;
 	struct vhost_net *vn;		/* its backend is tap_fd */
 	pthread_t th;
@@ -30,7 +30,7 @@ struct fwd {
 	int err;			/* errno that stopped the thread, 0 if none */
 	/* since fwd_start() */
 	unsigned long long to_tap;	/* frames posted to vhost-net */
-	unsigned long long blocks;	/* ring blocks, one vhost kick each */
+	unsigned long long kicks;	/* vhost-net kicks */
 	unsigned long long to_wire;	/* frames read from the tap and sent */
 	unsigned long long too_big, send_fail;
 };

@@ -3,7 +3,7 @@
  * tap-fwd (seed 001): the seed's topology with the project's own parts.
  *
  *   ns A: iperf3 -c ── veth0 ══ veth1 (ns F: the forwarder, bench/fwd.c:
- *         AF_PACKET TPACKET_V3 ring ─▶ lib/vhost_net.c) ─▶ tap (ns B) ─▶ iperf3 -s
+ *         AF_PACKET TPACKET_V2 ring ─▶ lib/vhost_net.c) ─▶ tap (ns B) ─▶ iperf3 -s
  *         ACKs: tap read() ─▶ AF_PACKET send on veth1 ─▶ veth0
  *
  * One TCP stream at MTU 1500. veth0 checksums and segments in software
@@ -27,7 +27,8 @@
 #include "netns.h"
 #include "vhost_net.h"
 
-enum { M_GBPS, M_TAP_KPPS, M_SKB_KPPS, M_MERGE, M_ACK_KPPS, M_KICK, M_DROPS, M_RETR,
+enum { M_GBPS, M_TAP_KPPS, M_SKB_KPPS, M_MERGE, M_ACK_KPPS, M_KICK, M_DROPS, M_TAP_DROPS,
+       M_BACKLOG_DROPS, M_RETR, M_RTT,
        CPU_SPLIT_SLOTS, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
@@ -37,9 +38,13 @@ static const struct metric_def metrics[M_NR] = {
 	[M_MERGE] = { "gro_segs_per_skb", "segments per skb at IP in namespace B "
 					  "(IpExt In*Pkts / Ip InReceives): GRO's merging" },
 	[M_ACK_KPPS] = { "ack_kpps", "thousand frames/s the tap sent back (ACKs)" },
-	[M_KICK] = { "frames_per_kick", "frames posted to vhost-net per kick (a ring block)" },
+	[M_KICK] = { "frames_per_kick", "frames posted to vhost-net per kick (a burst)" },
 	[M_DROPS] = { "ring_drops", "frames the forwarder's AF_PACKET ring had no room for" },
+	[M_TAP_DROPS] = { "tap_drops", "frames the tap dropped (its rx_dropped)" },
+	[M_BACKLOG_DROPS] = { "backlog_drops", "frames dropped for a full per-CPU backlog "
+					     "(/proc/net/softnet_stat, machine-wide)" },
 	[M_RETR] = { "retransmits", "TCP retransmits (iperf3 sum_sent)" },
+	[M_RTT] = { "mean_rtt_us", "the sender's mean RTT, µs (iperf3)" },
 	CPU_SPLIT_METRICS,
 };
 
@@ -50,8 +55,14 @@ static const struct column cols[] = {
 	{ M_MERGE, "GRO segs/skb", "%.2f" },
 	{ M_ACK_KPPS, "ACK kpps", "%.1f" },
 	{ M_KICK, "frames/kick", "%.1f" },
+	{ M_DROPS, "ring drops", "%.0f" },
+	{ M_TAP_DROPS, "tap drops", "%.0f" },
+	{ M_BACKLOG_DROPS, "backlog drops", "%.0f" },
 	{ M_RETR, "retr", "%.0f" },
-	CPU_SPLIT_COLUMNS,
+	{ M_RTT, "RTT µs", "%.0f" },
+	{ M_SYS, "sys %", "%.0f" },
+	{ M_SOFTIRQ, "softirq %", "%.0f" },
+	{ M_IDLE, "idle %", "%.0f" },
 };
 
 enum { K_NAPI, K_PROG };
@@ -145,7 +156,7 @@ static int setup(struct scen *s)
 		snprintf(s->note, sizeof(s->note), "Not measured: %s.", why);
 		return 0;
 	}
-	if (veth_pair_add(&vp, "fwd", NET_ID, 1500) || netns_add("fwdb", nsb)) {
+	if (veth_pair_add(&vp, "fwd", NET_ID, 1500) || netns_add("fwdtap", nsb)) {
 		snprintf(s->error, sizeof(s->error), "cannot make the namespaces (run with -v)");
 		return -1;
 	}
@@ -168,10 +179,10 @@ static int setup(struct scen *s)
 	server_up = true;
 	snprintf(s->note, sizeof(s->note),
 		 "Set-up: veth pair %s (%s, iperf3 -c) / %s (%s, no address, the forwarder's "
-		 "AF_PACKET TPACKET_V3 ring: 64 blocks of 32 KiB, 1 ms block timeout); `ip netns "
+		 "AF_PACKET TPACKET_V2 ring of 1024 frames); `ip netns "
 		 "exec %s ethtool -K %s tx off tso off`; tap " TAP " in %s (IFF_TAP|IFF_NO_PI|"
 		 "IFF_VNET_HDR[|IFF_NAPI]), %s/24, fed by lib/vhost_net.c (TX ring of 256, a "
-		 "kick per ring block); static neighbours both ways; iperf3 -s in %s.",
+		 "kick per burst of at most 64); static neighbours both ways; iperf3 -s in %s.",
 		 vp.ifname[0], vp.ns[0], vp.ifname[1], vp.ns[1], vp.ns[0], vp.ifname[0], nsb,
 		 vp.ip4[1], nsb);
 	return 0;
@@ -201,12 +212,29 @@ static int ip_counts(const char *ns, double *skbs, double *segs)
 	return isnan(*skbs) ? -1 : 0;
 }
 
+/* Frames dropped for a full backlog, all CPUs (softnet_stat's second column). */
+static double backlog_drops(void)
+{
+	unsigned int processed, dropped;
+	double sum = 0;
+	char line[256];
+	FILE *f = fopen("/proc/net/softnet_stat", "re");
+
+	if (!f)
+		return NAN;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%x %x", &processed, &dropped) == 2)
+			sum += dropped;
+	fclose(f);
+	return sum;
+}
+
 static void sample(struct scen *s, struct point *p, int round)
 {
 	int napi = p->knob[K_NAPI], prog = p->knob[K_PROG];
 	char secs[16], port[16];
-	unsigned long long tap0, tap1;
-	double skb0, seg0, skb1, seg1, gbps, dt;
+	unsigned long long tap0, tap1, tapdr0, tapdr1;
+	double skb0, seg0, skb1, seg1, gbps, dt, bl0;
 	struct sample sm;
 
 	sample_init(&sm);
@@ -243,7 +271,8 @@ static void sample(struct scen *s, struct point *p, int round)
 		goto out;
 	}
 	fwd_ring_drops(&fw);
-	if (link_rx(nsb, TAP, &tap0, NULL) || ip_counts(nsb, &skb0, &seg0)) {
+	bl0 = backlog_drops();
+	if (link_rx(nsb, TAP, &tap0, &tapdr0) || ip_counts(nsb, &skb0, &seg0)) {
 		point_err(p, "cannot read %s's counters", TAP);
 		goto out;
 	}
@@ -255,7 +284,7 @@ static void sample(struct scen *s, struct point *p, int round)
 		goto out;
 	dt = now() - dt;
 	fwd_stop(&fw);
-	if (link_rx(nsb, TAP, &tap1, NULL) || ip_counts(nsb, &skb1, &seg1)) {
+	if (link_rx(nsb, TAP, &tap1, &tapdr1) || ip_counts(nsb, &skb1, &seg1)) {
 		point_err(p, "cannot read %s's counters", TAP);
 		goto out;
 	}
@@ -281,10 +310,13 @@ static void sample(struct scen *s, struct point *p, int round)
 	if (skb1 > skb0)
 		point_set(p, round, M_MERGE, (seg1 - seg0) / (skb1 - skb0));
 	point_set(p, round, M_ACK_KPPS, fw.to_wire / dt / 1e3);
-	if (fw.blocks)
-		point_set(p, round, M_KICK, (double)fw.to_tap / fw.blocks);
+	if (fw.kicks)
+		point_set(p, round, M_KICK, (double)fw.to_tap / fw.kicks);
 	point_set(p, round, M_DROPS, fwd_ring_drops(&fw));
+	point_set(p, round, M_TAP_DROPS, tapdr1 - tapdr0);
+	point_set(p, round, M_BACKLOG_DROPS, backlog_drops() - bl0);
 	point_set(p, round, M_RETR, json_num(sm.out, "sum_sent", "retransmits"));
+	point_set(p, round, M_RTT, json_num(sm.out, "sender", "mean_rtt"));
 	point_set_cpu(p, round, M_USER, &sm.cs);
 out:
 	fwd_stop(&fw);
@@ -310,7 +342,7 @@ const struct scenario scen_tap_fwd = {
 	.seed = "Seed 001 (tun: NAPI for batched XDP buffs, Feb 2022): iperf3 from a NIC through "
 		"testpmd into a tap over vhost-net's batched path: 4.63 -> 9.28 Gbit/s once the "
 		"batched XDP buffs got NAPI, and so GRO. Here: veth in place of the NIC, an "
-		"AF_PACKET TPACKET_V3 forwarder in place of testpmd, lib/vhost_net.c in place "
+		"AF_PACKET TPACKET_V2 forwarder in place of testpmd, lib/vhost_net.c in place "
 		"of virtio-user. CPU is machine-wide.",
 	.needs = "iperf3 ethtool ss nstat",
 	SCEN_TABLE(metrics, cols),
