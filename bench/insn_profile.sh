@@ -12,10 +12,13 @@
 # small differences too (the frame counts differ); the frame path's
 # functions are the ones with whole instructions a frame.
 #
-#   bench/insn_profile.sh -p POINT [-d SECONDS] [-e SYMBOL] [-m MIN]
+#   bench/insn_profile.sh -p POINT [-b POINT] [-d SECONDS] [-e SYMBOL] [-m MIN]
 #                         [-o DIR] --stock IMAGE --patched IMAGE
 #
 #   -p POINT    the xdplab-bench point to run (xdplab-bench --list)
+#   -b POINT    run this point in the patched guest instead; with the same
+#               image on both sides, the table is two points of one
+#               kernel (e.g. IFF_NAPI off against on)
 #   -d SECONDS  length of the sample (default 8)
 #   -e SYMBOL   kernel function entered once a frame (default tun_get_user)
 #   -m MIN      list functions whose counts differ by at least MIN
@@ -26,16 +29,19 @@
 # e.g. bench/insn_profile.sh -p tap-vhost/64/pass/write/napi-off \
 #          --stock ~/.cache/xdplab-dev/img/bzImage-stock \
 #          --patched ~/.cache/xdplab-dev/img/bzImage-tun-pp7
+#      bench/insn_profile.sh -p tap-fwd/napi-off/none -b tap-fwd/napi-on/none \
+#          -e tun_xdp_one --stock IMG --patched IMG
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 me=insn_profile
 die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
-point="" secs=8 sym=tun_get_user min=2 out="" stock="" patched=""
+point="" point_b="" secs=8 sym=tun_get_user min=2 out="" stock="" patched=""
 argv=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-p) [ $# -ge 2 ] || die "-p wants a point id"; point=$2; shift 2 ;;
+	-b) [ $# -ge 2 ] || die "-b wants a point id"; point_b=$2; shift 2 ;;
 	-d) [ $# -ge 2 ] || die "-d wants seconds"; secs=$2; shift 2 ;;
 	-e) [ $# -ge 2 ] || die "-e wants a kernel symbol"; sym=$2; shift 2 ;;
 	-m) [ $# -ge 2 ] || die "-m wants instructions a frame"; min=$2; shift 2 ;;
@@ -53,6 +59,7 @@ for img in "$stock" "$patched"; do
 	[ -n "$img" ] || die "both --stock and --patched are needed" "two bzImages, e.g. from make vmtest-kernel"
 	[ -f "$img" ] || die "no kernel image '$img'"
 done
+point_b=${point_b:-$point}
 out=${out:-/tmp/$me-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 
@@ -61,14 +68,14 @@ plugin=$(pwd)/build/bench/tb_insns.so
 
 # kallsyms goes out on the console: the guest's view of the host is
 # read-only. Text symbols only, compressed, between markers.
-guest="echo XDPLAB-KALLSYMS-BEGIN; grep ' [tTwW] ' /proc/kallsyms | gzip -1 | base64 -w0; echo; echo XDPLAB-KALLSYMS-END;"
-guest+=" build/xdplab-bench -p '$point' -r 1 -d $secs --no-plot -o /tmp/$me >/tmp/$me.log 2>&1 || { cat /tmp/$me.log; exit 1; };"
-guest+=" grep 'kpps in' /tmp/$me.log"
+kallsyms="echo XDPLAB-KALLSYMS-BEGIN; grep ' [tTwW] ' /proc/kallsyms | gzip -1 | base64 -w0; echo; echo XDPLAB-KALLSYMS-END;"
 
 for k in stock patched; do
-	img=$stock
-	[ $k = stock ] || img=$patched
-	echo "$me: $k kernel ($img), $point for $secs s under -icount" >&2
+	img=$stock pt=$point
+	[ $k = stock ] || img=$patched pt=$point_b
+	guest="$kallsyms build/xdplab-bench -p '$pt' -r 1 -d $secs --no-plot -o /tmp/$me >/tmp/$me.log 2>&1 || { cat /tmp/$me.log; exit 1; };"
+	guest+=" grep -F '[1/1]' /tmp/$me.log"
+	echo "$me: $k kernel ($img), $pt for $secs s under -icount" >&2
 	TB_INSNS_OUT=$out/$k.blocks VMTEST_PLUGIN=$plugin VMTEST_SMP=1 VMTEST_ICOUNT=3 \
 		make -s vmtest KERNEL="$img" CMD="$guest" >"$out/$k.log" 2>&1 ||
 		die "the $k guest failed" "see $out/$k.log"
@@ -78,6 +85,7 @@ for k in stock patched; do
 	[ -s "$out/$k.blocks" ] || die "the plugin wrote no counts for $k" "is QEMU built with plugin support? see $out/$k.log"
 done
 
+[ "$point" = "$point_b" ] || point="$point (stock) against $point_b (patched)"
 python3 - "$out" "$sym" "$min" "$point" "$me ${argv[*]}" <<'PY'
 import bisect, collections, sys
 out, sym, mn, point, cmd = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
