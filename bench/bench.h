@@ -135,6 +135,13 @@ int bench_sh_status(int status);
 struct point *scen_add(struct scen *s, int base0, int base1, const char *group,
 		       const char *label, const char *idfmt, ...)
 	__attribute__((format(printf, 6, 7)));
+/* The tap scenarios' rows: IFF_NAPI off, then on, each with nprog programs
+ * (labels[], ids[]): "IFF_NAPI on|off" groups, ids "napi-on|off/ID", ratios
+ * to the group's first row and, NAPI on, to the same program NAPI off.
+ * knob[0] is 1 for NAPI on, knob[1] the program's index.
+ */
+void scen_plan_napi(struct scen *s, int nprog, const char *const labels[],
+		    const char *const ids[]);
 /* Records one sample of metric mi in the current round. */
 void point_set(struct point *p, int round, int mi, double v);
 

@@ -65,6 +65,28 @@ struct point *scen_add(struct scen *s, int base0, int base1, const char *group,
 	return p;
 }
 
+void scen_plan_napi(struct scen *s, int nprog, const char *const labels[],
+		    const char *const ids[])
+{
+	int first[8];
+
+	for (int napi = 0; napi <= 1; napi++) {
+		int base = s->npts;
+
+		for (int prog = 0; prog < nprog && prog < 8; prog++) {
+			struct point *p;
+
+			if (!napi)
+				first[prog] = s->npts;
+			p = scen_add(s, base, napi ? first[prog] : -1, napi ? "IFF_NAPI on" :
+				     "IFF_NAPI off", labels[prog], "napi-%s/%s", napi ? "on" : "off",
+				     ids[prog]);
+			p->knob[0] = napi;
+			p->knob[1] = prog;
+		}
+	}
+}
+
 void point_set(struct point *p, int round, int mi, double v)
 {
 	if (round >= 0 && round < BENCH_MAX_ROUNDS && mi >= 0 && mi < BENCH_MAX_METRICS)

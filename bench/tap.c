@@ -38,7 +38,7 @@ static const struct column cols[] = {
 	CPU_SPLIT_COLUMNS,
 };
 
-enum { K_NAPI, K_PROG, K_SIZE };
+enum { K_NAPI, K_PROG };	/* as scen_plan_napi() sets them */
 enum { PROG_NONE, PROG_PASS, PROG_DROP };
 static const char *const prog_label[] = { "no XDP", "XDP_PASS", "XDP_DROP" };
 static const char *const prog_id[] = { "none", "pass", "drop" };
@@ -55,25 +55,7 @@ static unsigned char frame[FRAME];
 
 static void plan(struct scen *s)
 {
-	int first[3] = { -1, -1, -1 };
-
-	for (int napi = 0; napi <= 1; napi++) {
-		int base = s->npts;
-
-		for (int prog = PROG_NONE; prog <= PROG_DROP; prog++) {
-			char group[32];
-			struct point *p;
-
-			snprintf(group, sizeof(group), "IFF_NAPI %s", napi ? "on" : "off");
-			if (!napi)
-				first[prog] = s->npts;
-			p = scen_add(s, base, napi ? first[prog] : -1, group, prog_label[prog],
-				     "napi-%s/%s", napi ? "on" : "off", prog_id[prog]);
-			p->knob[K_NAPI] = napi;
-			p->knob[K_PROG] = prog;
-			p->knob[K_SIZE] = FRAME;
-		}
-	}
+	scen_plan_napi(s, 3, prog_label, prog_id);
 }
 
 static void tap_close(void)

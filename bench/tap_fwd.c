@@ -65,7 +65,7 @@ static const struct column cols[] = {
 	{ M_IDLE, "idle %", "%.0f" },
 };
 
-enum { K_NAPI, K_PROG };
+enum { K_NAPI, K_PROG };	/* as scen_plan_napi() sets them */
 enum { PROG_NONE, PROG_PASS, PROG_FRAGS };
 static const char *const prog_label[] = { "no XDP", "xdp_pass", "xdp_pass_frags" };
 static const char *const prog_id[] = { "none", "pass", "pass-frags" };
@@ -85,24 +85,7 @@ static char novhost[200];
 
 static void plan(struct scen *s)
 {
-	int first[3];
-
-	for (int napi = 0; napi <= 1; napi++) {
-		int base = s->npts;
-
-		for (int prog = PROG_NONE; prog <= PROG_FRAGS; prog++) {
-			char group[32];
-			struct point *p;
-
-			snprintf(group, sizeof(group), "IFF_NAPI %s", napi ? "on" : "off");
-			if (!napi)
-				first[prog] = s->npts;
-			p = scen_add(s, base, napi ? first[prog] : -1, group, prog_label[prog],
-				     "napi-%s/%s", napi ? "on" : "off", prog_id[prog]);
-			p->knob[K_NAPI] = napi;
-			p->knob[K_PROG] = prog;
-		}
-	}
+	scen_plan_napi(s, 3, prog_label, prog_id);
 }
 
 static void tap_close(void)
@@ -316,7 +299,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	point_set(p, round, M_TAP_DROPS, tapdr1 - tapdr0);
 	point_set(p, round, M_BACKLOG_DROPS, backlog_drops() - bl0);
 	point_set(p, round, M_RETR, json_num(sm.out, "sum_sent", "retransmits"));
-	point_set(p, round, M_RTT, json_num(sm.out, "sender", "mean_rtt"));
+	point_set(p, round, M_RTT, json_num(sm.out, NULL, "mean_rtt"));
 	point_set_cpu(p, round, M_USER, &sm.cs);
 out:
 	fwd_stop(&fw);
