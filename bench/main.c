@@ -38,12 +38,12 @@ static struct {
 	const char *points[32];
 	int npoints;
 	const char *outdir;
-	bool no_plot, list, repeat_set;
+	bool no_plot, list, repeat_set, no_baselines;
 } opt;
 
 /* ---- options ---- */
 
-enum { OPT_NO_PLOT = 0x100, OPT_PORT, OPT_LIST, OPT_ALTERNATE, OPT_PIN };
+enum { OPT_NO_PLOT = 0x100, OPT_PORT, OPT_LIST, OPT_ALTERNATE, OPT_PIN, OPT_NO_BASELINES };
 
 static const struct argp_option options[] = {
 	{ "quick", 'q', NULL, 0, "quick mode: 2 rounds of short samples (under 3 minutes)", 0 },
@@ -57,6 +57,8 @@ static const struct argp_option options[] = {
 	  "the writer on CPU 0, the socket reader on CPU 1", 0 },
 	{ "point", 'p', "GLOB", 0, "only points whose id matches (with their baselines); "
 	  "repeatable, see --list", 0 },
+	{ "no-baselines", OPT_NO_BASELINES, NULL, 0, "with -p: run only the points named, "
+	  "not their baselines (their ratios stay empty); for counting one point's work", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list scenarios and point ids, run nothing", 0 },
 	{ "out", 'o', "DIR", 0, "results directory (default bench/results next to build/)", 0 },
 	{ "no-plot", OPT_NO_PLOT, NULL, 0, "skip gnuplot", 0 },
@@ -126,6 +128,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LIST:
 		opt.list = true;
+		break;
+	case OPT_NO_BASELINES:
+		opt.no_baselines = true;
 		break;
 	case OPT_PORT:
 		v = strtol(arg, &end, 10);
@@ -228,7 +233,7 @@ static void select_points(struct scen *s)
 				p->selected = true;
 	}
 	/* A ratio needs its baseline in the same rounds. */
-	for (int i = s->npts - 1; i >= 0; i--)
+	for (int i = s->npts - 1; i >= 0 && !opt.no_baselines; i--)
 		for (int b = 0; b < 2; b++)
 			if (s->pts[i].selected && s->pts[i].base[b] >= 0)
 				s->pts[s->pts[i].base[b]].selected = true;
