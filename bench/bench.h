@@ -289,7 +289,9 @@ int sample_gen(struct sample *sm, struct scen *s, struct point *p, const char *n
 	       int size);
 /* The generator's seconds and frames sent; -1 with p->error if it failed. */
 int sample_gen_result(struct sample *sm, struct point *p, double *secs, double *sent);
-/* An iperf3 client failed: p->error says why, and the server is restarted
+/* An iperf3 client failed: p->error says why. */
+void sample_iperf_error(struct sample *sm, struct point *p);
+/* The same, and the pair's server is restarted
  * before the next sample (a server left by a failed client refuses it).
  */
 void sample_iperf_failed(struct sample *sm, struct point *p, struct iperf_pair *ip);

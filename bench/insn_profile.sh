@@ -104,7 +104,7 @@ for k in stock patched; do
 done
 
 [ "$point" = "$point_b" ] || point="$point (stock) against $point_b (patched)"
-python3 - "$out" "$sym" "$min" "$point" "$me ${argv[*]}" "$net" <<'PY'
+python3 - "$out" "$sym" "$min" "$point" "$me.sh ${argv[*]}" "$net" <<'PY'
 import bisect, collections, sys
 out, sym, mn, point, cmd = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
 net = sys.argv[6] == "1"

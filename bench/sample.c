@@ -103,7 +103,7 @@ int sample_gen_result(struct sample *sm, struct point *p, double *secs, double *
 	return 0;
 }
 
-void sample_iperf_failed(struct sample *sm, struct point *p, struct iperf_pair *ip)
+void sample_iperf_error(struct sample *sm, struct point *p)
 {
 	char why[256] = "";
 
@@ -111,6 +111,11 @@ void sample_iperf_failed(struct sample *sm, struct point *p, struct iperf_pair *
 		child_errline(&sm->load, why, sizeof(why));
 	point_err(p, "iperf3 %s: %s", sm->status < 0 ? "timed out" : "failed",
 		  why[0] ? why : "no result");
+}
+
+void sample_iperf_failed(struct sample *sm, struct point *p, struct iperf_pair *ip)
+{
+	sample_iperf_error(sm, p);
 	iperf_pair_server_lost(ip);
 }
 

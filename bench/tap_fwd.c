@@ -273,12 +273,8 @@ static void sample(struct scen *s, struct point *p, int round)
 	}
 	gbps = json_num(sm.out, "sum_received", "bits_per_second") / 1e9;
 	if (sm.status || isnan(gbps) || gbps <= 0) {
-		char why[256] = "";
-
-		if (!json_str(sm.out, "error", why, sizeof(why)))
-			child_errline(&sm.load, why, sizeof(why));
-		point_err(p, "iperf3 %s: %s", sm.status < 0 ? "timed out" : "failed",
-			  why[0] ? why : "no result");
+		/* A server left by a failed client refuses the next one. */
+		sample_iperf_error(&sm, p);
 		child_close(&server);
 		server_up = false;
 		goto out;
