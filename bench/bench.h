@@ -26,7 +26,7 @@
 #include "netns.h"
 
 #define BENCH_MAX_ROUNDS 50
-#define BENCH_MAX_METRICS 16
+#define BENCH_MAX_METRICS 20
 #define BENCH_MAX_POINTS 64
 #define BENCH_MAX_COLS 9
 

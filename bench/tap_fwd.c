@@ -28,7 +28,7 @@
 #include "vhost_net.h"
 
 enum { M_GBPS, M_TAP_KPPS, M_SKB_KPPS, M_MERGE, M_ACK_KPPS, M_KICK, M_DROPS, M_TAP_DROPS,
-       M_BACKLOG_DROPS, M_RETR, M_RTT,
+       M_BACKLOG_DROPS, M_ACK_DROPS, M_RETR, M_RTO, M_RTT,
        CPU_SPLIT_SLOTS, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
@@ -43,7 +43,10 @@ static const struct metric_def metrics[M_NR] = {
 	[M_TAP_DROPS] = { "tap_drops", "frames the tap dropped (its rx_dropped)" },
 	[M_BACKLOG_DROPS] = { "backlog_drops", "frames dropped for a full per-CPU backlog "
 					     "(/proc/net/softnet_stat, machine-wide)" },
+	[M_ACK_DROPS] = { "ack_drops", "frames the tap dropped on the way back (tx_dropped) or "
+				     "the forwarder could not send" },
 	[M_RETR] = { "retransmits", "TCP retransmits (iperf3 sum_sent)" },
+	[M_RTO] = { "rto", "the sender's retransmission timeouts (TcpExtTCPTimeouts in namespace A)" },
 	[M_RTT] = { "mean_rtt_us", "the sender's mean RTT, µs (iperf3)" },
 	CPU_SPLIT_METRICS,
 };
@@ -58,7 +61,9 @@ static const struct column cols[] = {
 	{ M_DROPS, "ring drops", "%.0f" },
 	{ M_TAP_DROPS, "tap drops", "%.0f" },
 	{ M_BACKLOG_DROPS, "backlog drops", "%.0f" },
+	{ M_ACK_DROPS, "ACK drops", "%.0f" },
 	{ M_RETR, "retr", "%.0f" },
+	{ M_RTO, "RTOs", "%.0f" },
 	{ M_RTT, "RTT µs", "%.0f" },
 	{ M_SYS, "sys %", "%.0f" },
 	{ M_SOFTIRQ, "softirq %", "%.0f" },
@@ -195,6 +200,26 @@ static int ip_counts(const char *ns, double *skbs, double *segs)
 	return isnan(*skbs) ? -1 : 0;
 }
 
+/* One nstat counter (key, e.g. "TcpExtTCPTimeouts") of namespace ns. */
+static double nstat_get(const char *ns, const char *key)
+{
+	char buf[8192];
+
+	if (sh_out(buf, sizeof(buf), "ip netns exec %s nstat -asz -j %s 2>/dev/null", ns, key))
+		return NAN;
+	return json_num(buf, NULL, key);
+}
+
+/* The tap's tx_dropped: what the stack of B sent that the tap let go. */
+static double tap_tx_dropped(void)
+{
+	char buf[4096];
+
+	if (sh_out(buf, sizeof(buf), "ip -n %s -s -j link show dev %s", nsb, TAP))
+		return NAN;
+	return json_num(buf, "tx", "dropped");
+}
+
 /* Frames dropped for a full backlog, all CPUs (softnet_stat's second column). */
 static double backlog_drops(void)
 {
@@ -217,7 +242,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	int napi = p->knob[K_NAPI], prog = p->knob[K_PROG];
 	char secs[16], port[16];
 	unsigned long long tap0, tap1, tapdr0, tapdr1;
-	double skb0, seg0, skb1, seg1, gbps, dt, bl0;
+	double skb0, seg0, skb1, seg1, gbps, dt, bl0, rto0, txd0;
 	struct sample sm;
 
 	sample_init(&sm);
@@ -255,6 +280,8 @@ static void sample(struct scen *s, struct point *p, int round)
 	}
 	fwd_ring_drops(&fw);
 	bl0 = backlog_drops();
+	rto0 = nstat_get(vp.ns[0], "TcpExtTCPTimeouts");
+	txd0 = tap_tx_dropped();
 	if (link_rx(nsb, TAP, &tap0, &tapdr0) || ip_counts(nsb, &skb0, &seg0)) {
 		point_err(p, "cannot read %s's counters", TAP);
 		goto out;
@@ -294,6 +321,8 @@ static void sample(struct scen *s, struct point *p, int round)
 	point_set(p, round, M_DROPS, fwd_ring_drops(&fw));
 	point_set(p, round, M_TAP_DROPS, tapdr1 - tapdr0);
 	point_set(p, round, M_BACKLOG_DROPS, backlog_drops() - bl0);
+	point_set(p, round, M_ACK_DROPS, tap_tx_dropped() - txd0 + fw.send_fail);
+	point_set(p, round, M_RTO, nstat_get(vp.ns[0], "TcpExtTCPTimeouts") - rto0);
 	point_set(p, round, M_RETR, json_num(sm.out, "sum_sent", "retransmits"));
 	point_set(p, round, M_RTT, json_num(sm.out, NULL, "mean_rtt"));
 	point_set_cpu(p, round, M_USER, &sm.cs);
