@@ -20,12 +20,13 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "cpustat.h"
 #include "netns.h"
 
 #define BENCH_MAX_ROUNDS 50
-#define BENCH_MAX_METRICS 12
+#define BENCH_MAX_METRICS 20
 #define BENCH_MAX_POINTS 64
 #define BENCH_MAX_COLS 9
 
@@ -109,7 +110,16 @@ struct scen {
 };
 
 extern const struct scenario scen_veth_tcp, scen_veth_redirect, scen_small_udp, scen_tap,
-	scen_prog_cost, scen_peers, scen_veth_flip;
+	scen_prog_cost, scen_peers, scen_veth_flip, scen_tap_vhost, scen_tap_fwd;
+
+/* A scenario's table: its metrics (an array of M_NR) and columns. */
+#define SCEN_TABLE(metrics_, cols_)					\
+	.metrics = metrics_,						\
+	.nmetrics = sizeof(metrics_) / sizeof((metrics_)[0]),		\
+	.cols = cols_,							\
+	.ncols = sizeof(cols_) / sizeof((cols_)[0])
+/* A scenario file's four functions, named plan, setup, sample, teardown. */
+#define SCEN_HOOKS .plan = plan, .setup = setup, .sample = sample, .teardown = teardown
 
 /*
  * lib/netns.h's sh() runs system(), which ignores SIGINT in the caller
@@ -119,12 +129,19 @@ extern const struct scenario scen_veth_tcp, scen_veth_redirect, scen_small_udp, 
 int bench_sh_status(int status);
 #define sh(...) bench_sh_status(sh(__VA_ARGS__))
 
-/* ---- planning (main.c) ---- */
+/* ---- the run's settings and a scenario's points (point.c) ---- */
 
 /* Adds a point; base0/base1 are indexes of earlier points or -1. */
 struct point *scen_add(struct scen *s, int base0, int base1, const char *group,
 		       const char *label, const char *idfmt, ...)
 	__attribute__((format(printf, 6, 7)));
+/* The tap scenarios' rows: IFF_NAPI off, then on, each with nprog programs
+ * (labels[], ids[]): "IFF_NAPI on|off" groups, ids "napi-on|off/ID", ratios
+ * to the group's first row and, NAPI on, to the same program NAPI off.
+ * knob[0] is 1 for NAPI on, knob[1] the program's index.
+ */
+void scen_plan_napi(struct scen *s, int nprog, const char *const labels[],
+		    const char *const ids[]);
 /* Records one sample of metric mi in the current round. */
 void point_set(struct point *p, int round, int mi, double v);
 
@@ -235,6 +252,86 @@ void iperf_pair_server_lost(struct iperf_pair *ip);
 /* Both ends to mtu if they are not there yet; the commands go to p either way. */
 int iperf_pair_mtu(struct iperf_pair *ip, struct point *p, int mtu);
 void iperf_pair_teardown(struct iperf_pair *ip);
+
+/* ---- one sample's shared steps (sample.c) ---- */
+
+/* What a sample runs: an optional xdplab program on the receiving side,
+ * then a load (iperf3's client, the generator) for the sample's seconds.
+ */
+struct sample {
+	struct child xdp, load;
+	bool has_xdp;
+	int status;		/* the load's exit code; -1: killed at its timeout */
+	struct cpusplit cs;	/* CPU over the load's run */
+	char *out;		/* the load's stdout */
+	char *xout;		/* xdplab's --json lines, once it detached */
+};
+
+void sample_init(struct sample *sm);
+/* Detaches the program (if any) and keeps its output in sm->xout. */
+void sample_xdp_stop(struct sample *sm);
+/* xdplab ARGS on ifname in ns. A refusal is for good: p->skip, p->error. */
+int sample_xdp(struct sample *sm, struct point *p, const char *ns, const char *ifname,
+	       char *const args[]);
+/* Runs argv in ns until it exits (at most the sample's seconds + 20), the
+ * CPU split across it; then detaches the program. -1: it could not start,
+ * or the user stopped the bench.
+ */
+int sample_load(struct sample *sm, struct scen *s, struct point *p, const char *ns,
+		char *const argv[]);
+/* What the program counted under key ("pass", "drop", "rx_packets");
+ * NaN, and p->error says so, when it saw nothing.
+ */
+double sample_xdp_count(struct sample *sm, struct point *p, const char *key);
+/* The load: `xdplab trafficgen IFNAME -s SIZE -d SECS` to dst_mac/dst_ip. */
+int sample_gen(struct sample *sm, struct scen *s, struct point *p, const char *ns,
+	       const char *ifname, const char *dst_mac, const char *src_ip, const char *dst_ip,
+	       int size);
+/* The generator's seconds and frames sent; -1 with p->error if it failed. */
+int sample_gen_result(struct sample *sm, struct point *p, double *secs, double *sent);
+/* An iperf3 client failed: p->error says why. */
+void sample_iperf_error(struct sample *sm, struct point *p);
+/* The same, and the pair's server is restarted
+ * before the next sample (a server left by a failed client refuses it).
+ */
+void sample_iperf_failed(struct sample *sm, struct point *p, struct iperf_pair *ip);
+void sample_done(struct sample *sm);
+
+/* ethtool -K IFNAME gro on|off in ns unless *cur is already on; the
+ * command goes to p either way.
+ */
+int gro_set(struct point *p, const char *ns, const char *ifname, int *cur, int on);
+/* "02:00:00:00:00:01" */
+void mac_str(char buf[18], const unsigned char mac[6]);
+
+/* ---- a tap device in a namespace (tap_dev.c) ---- */
+
+struct tap_dev {
+	int fd;			/* not persistent: the device goes with the fd */
+	unsigned char mac[6];
+};
+
+/* Opens /dev/net/tun in ns (so the device lives there) with IFF_TAP |
+ * IFF_NO_PI | flags, non-blocking, sets mtu (0: leave it), brings it up
+ * with ip/24 and a static neighbour peer_ip -> peer_mac. Returns 0, or -1
+ * with err saying why and nothing left open.
+ */
+int tap_dev_open(struct tap_dev *t, const char *ns, const char *name, int flags, int mtu,
+		 const char *ip, const char *peer_ip, const char *peer_mac, char *err,
+		 size_t errlen);
+void tap_dev_close(struct tap_dev *t);
+
+/* What tap_dev_write_for() did. */
+struct tap_writes {
+	unsigned long long ok, fail;	/* writev() calls that returned the length / not */
+	int last_err;			/* errno of the last failure */
+	double secs;			/* how long it wrote */
+};
+/* writev(iov) to the tap fd, one frame a call, for secs (or until
+ * bench_stop), looking at the clock every batch calls.
+ */
+void tap_dev_write_for(struct tap_dev *t, const struct iovec *iov, int iovcnt, int batch,
+		       double secs, struct tap_writes *w);
 
 /* ---- report (report.c) ---- */
 

@@ -23,16 +23,12 @@
 #include "bench.h"
 #include "netns.h"
 
-struct bench_cfg bench = { .repeat = 5, .port = 5201 };
-volatile int bench_stop;
-
-extern const struct scenario scen_tap_vhost;	/* bench/tap_vhost.c */
-
 static const struct scenario *const all_scenarios[] = {
 	&scen_veth_tcp, &scen_veth_flip, &scen_veth_redirect, &scen_small_udp, &scen_tap,
 	&scen_prog_cost,
 	&scen_peers,
 	&scen_tap_vhost,
+	&scen_tap_fwd,
 };
 #define NSCEN (int)(sizeof(all_scenarios) / sizeof(all_scenarios[0]))
 
@@ -42,122 +38,12 @@ static struct {
 	const char *points[32];
 	int npoints;
 	const char *outdir;
-	bool no_plot, list, repeat_set;
+	bool no_plot, list, repeat_set, no_baselines;
 } opt;
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void bench_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "xdplab-bench: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-int bench_sh_status(int status)
-{
-	if (status == 128 + SIGINT)
-		bench_stop = 1;
-	return status;
-}
-
-/* ---- planning helpers ---- */
-
-struct point *scen_add(struct scen *s, int base0, int base1, const char *group,
-		       const char *label, const char *idfmt, ...)
-{
-	struct point *p;
-	va_list ap;
-	size_t n;
-
-	if (s->npts >= BENCH_MAX_POINTS)
-		abort();
-	p = &s->pts[s->npts++];
-	memset(p, 0, sizeof(*p));
-	n = snprintf(p->id, sizeof(p->id), "%s/", s->def->name);
-	va_start(ap, idfmt);
-	vsnprintf(p->id + n, sizeof(p->id) - n, idfmt, ap);
-	va_end(ap);
-	snprintf(p->group, sizeof(p->group), "%s", group);
-	snprintf(p->label, sizeof(p->label), "%s", label);
-	p->base[0] = base0;
-	p->base[1] = base1;
-	p->selected = true;
-	for (int m = 0; m < BENCH_MAX_METRICS; m++)
-		for (int r = 0; r < BENCH_MAX_ROUNDS; r++)
-			p->m[m][r] = NAN;
-	return p;
-}
-
-void point_set(struct point *p, int round, int mi, double v)
-{
-	if (round >= 0 && round < BENCH_MAX_ROUNDS && mi >= 0 && mi < BENCH_MAX_METRICS)
-		p->m[mi][round] = v;
-}
-
-void point_set_cpu(struct point *p, int round, int user, const struct cpusplit *cs)
-{
-	point_set(p, round, user, cs->user);
-	point_set(p, round, user + 1, cs->system);
-	point_set(p, round, user + 2, cs->softirq);
-	point_set(p, round, user + 3, cs->idle);
-}
-
-void point_err(struct point *p, const char *fmt, ...)
-{
-	char msg[320];
-	va_list ap;
-	size_t n;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	for (char *c = msg; *c; c++)
-		if (*c == '\n' || *c == '|')
-			*c = *c == '|' ? '/' : ' ';
-	if (bench.verbose)
-		bench_log("%s: %s", p->id, msg);
-	if (strstr(p->error, msg))
-		return;		/* the same failure in another round */
-	n = strlen(p->error);
-	snprintf(p->error + n, sizeof(p->error) - n, "%s%s", n ? "; " : "", msg);
-}
-
-void point_cmd(struct point *p, const char *fmt, ...)
-{
-	size_t n = strlen(p->cmd);
-	va_list ap;
-
-	/* "a &" runs alongside what follows: "a & b"; otherwise "a; b". */
-	if (n && n + 3 < sizeof(p->cmd)) {
-		strcat(p->cmd, p->cmd[n - 1] == '&' ? " " : "; ");
-		n = strlen(p->cmd);
-	}
-	va_start(ap, fmt);
-	vsnprintf(p->cmd + n, sizeof(p->cmd) - n, fmt, ap);
-	va_end(ap);
-}
-
-int scen_secs(const struct scen *s)
-{
-	int secs = (int)(s->duration + 0.5);
-
-	return secs < 1 ? 1 : secs;
-}
 
 /* ---- options ---- */
 
-enum { OPT_NO_PLOT = 0x100, OPT_PORT, OPT_LIST, OPT_ALTERNATE, OPT_PIN };
+enum { OPT_NO_PLOT = 0x100, OPT_PORT, OPT_LIST, OPT_ALTERNATE, OPT_PIN, OPT_NO_BASELINES };
 
 static const struct argp_option options[] = {
 	{ "quick", 'q', NULL, 0, "quick mode: 2 rounds of short samples (under 3 minutes)", 0 },
@@ -171,6 +57,8 @@ static const struct argp_option options[] = {
 	  "the writer on CPU 0, the socket reader on CPU 1", 0 },
 	{ "point", 'p', "GLOB", 0, "only points whose id matches (with their baselines); "
 	  "repeatable, see --list", 0 },
+	{ "no-baselines", OPT_NO_BASELINES, NULL, 0, "with -p: run only the points named, "
+	  "not their baselines (their ratios stay empty); for counting one point's work", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list scenarios and point ids, run nothing", 0 },
 	{ "out", 'o', "DIR", 0, "results directory (default bench/results next to build/)", 0 },
 	{ "no-plot", OPT_NO_PLOT, NULL, 0, "skip gnuplot", 0 },
@@ -241,6 +129,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case OPT_LIST:
 		opt.list = true;
 		break;
+	case OPT_NO_BASELINES:
+		opt.no_baselines = true;
+		break;
 	case OPT_PORT:
 		v = strtol(arg, &end, 10);
 		if (*end || v < 1 || v > 65535)
@@ -291,9 +182,12 @@ static const char doc[] =
 	"                 (seed 001)\n"
 	"  prog-cost      ns per packet of each program under BPF_PROG_TEST_RUN,\n"
 	"                 64 B and 9000 B multi-buffer, against an empty program\n"
-	"  peers          Debian's xdp-bench drop|pass against xdplab drop|pass\n"
+	"  peers          Debian's xdp-bench drop|pass and xdp-filter (UDP port 9)\n"
+	"                 against xdplab on the same frames: Mpps, test-run ns, verdicts\n"
 	"  tap-vhost      frames into a tap via vhost-net batches and write(), NAPI\n"
 	"                 off/on, XDP drop/pass, 64/1500 B and 9000 B GSO (seed 001)\n"
+	"  tap-fwd        iperf3 TCP -> veth -> AF_PACKET forwarder -> vhost-net -> tap,\n"
+	"                 NAPI off/on, no XDP / xdp_pass / xdp_pass_frags (seed 001)\n"
 	"\v"
 	"Output: a markdown table per scenario on stdout, progress on stderr, and\n"
 	"in bench/results/DATE-TIME/: results.json (every sample, machine, kernel,\n"
@@ -340,7 +234,7 @@ static void select_points(struct scen *s)
 				p->selected = true;
 	}
 	/* A ratio needs its baseline in the same rounds. */
-	for (int i = s->npts - 1; i >= 0; i--)
+	for (int i = s->npts - 1; i >= 0 && !opt.no_baselines; i--)
 		for (int b = 0; b < 2; b++)
 			if (s->pts[i].selected && s->pts[i].base[b] >= 0)
 				s->pts[s->pts[i].base[b]].selected = true;
@@ -389,7 +283,7 @@ static void run_scenario(struct scen *s)
 	const struct scenario *d = s->def;
 	int total = nselected(s), done = 0;
 
-	s->started = mono();
+	s->started = now();
 	s->load = loadavg1();
 	bench_log("%s: %d points x %d rounds (+%d warm-up), %.0f s a sample%s", d->name, total,
 		  bench.repeat, bench.warmup, s->duration,
@@ -399,7 +293,7 @@ static void run_scenario(struct scen *s)
 	if (d->setup(s)) {
 		bench_log("%s: %s", d->name, s->error[0] ? s->error : "setup failed");
 		d->teardown(s);
-		s->ended = mono();
+		s->ended = now();
 		return;
 	}
 	/* Warm-up rounds have negative numbers: point_set() drops their
@@ -449,7 +343,7 @@ static void run_scenario(struct scen *s)
 	(void)done;
 	d->teardown(s);
 	children_kill_all();
-	s->ended = mono();
+	s->ended = now();
 }
 
 static void fill_paths(const char *argv0)

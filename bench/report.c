@@ -430,6 +430,16 @@ int report_plot(const struct scen *s, const char *dir)
 
 	if (!s->rounds)
 		return 0;
+	/* Nothing measured (every row said why not): no plot to draw. */
+	for (int i = 0; i < s->npts && !any; i++) {
+		double med, lo, hi;
+
+		any = s->pts[i].selected &&
+		      stats3(s->pts[i].m[d->cols[0].metric], s->rounds, &med, &lo, &hi);
+	}
+	if (!any)
+		return 0;
+	any = false;
 	for (int i = 0; i < s->npts; i++) {
 		double r[BENCH_MAX_ROUNDS];
 

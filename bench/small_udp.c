@@ -41,7 +41,7 @@ static const int sizes[] = { 64, 128 };
 
 static struct iperf_pair ip;
 static int cur_gro;
-static char peer_mac[32];
+static char peer_mac[18];
 
 static void add(struct scen *s, int base, const char *group, int kind, int size, int prog,
 		const char *label, const char *id)
@@ -77,7 +77,6 @@ static void plan(struct scen *s)
 
 static int setup(struct scen *s)
 {
-	const unsigned char *m;
 	bool iperf = false;
 
 	cur_gro = 0;
@@ -85,113 +84,72 @@ static int setup(struct scen *s)
 		iperf |= s->pts[i].selected && s->pts[i].knob[K_KIND] == KIND_IPERF;
 	if (iperf_pair_setup(&ip, s, "udp", 4, 0, iperf))
 		return -1;
-	m = ip.vp.mac[1];
-	snprintf(peer_mac, sizeof(peer_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
-		 m[3], m[4], m[5]);
+	mac_str(peer_mac, ip.vp.mac[1]);
 	return 0;
 }
 
 static void sample(struct scen *s, struct point *p, int round)
 {
-	int kind = p->knob[K_KIND], size = p->knob[K_SIZE], prog = p->knob[K_PROG], st;
-	int gro = prog == PROG_DROP_SKB;
-	char secs[16], sz[16], port[16], why[256], *out = NULL, *xout = NULL;
-	struct child xdp = { .pid = -1 }, cli = { .pid = -1 };
-	struct cpustat c0, c1;
-	struct cpusplit cs;
+	int kind = p->knob[K_KIND], size = p->knob[K_SIZE], prog = p->knob[K_PROG];
+	char secs[16], sz[16], port[16];
+	struct sample sm;
 	double kpps, sent;
 
+	sample_init(&sm);
 	if (kind == KIND_IPERF && iperf_pair_serve(&ip, s, p))
 		return;
-	if (gro != cur_gro) {
-		if (set_gro(ip.vp.ns[1], ip.vp.ifname[1], gro)) {
-			point_err(p, "ethtool -K gro failed");
-			return;
-		}
-		cur_gro = gro;
-	}
-	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", ip.vp.ns[1], ip.vp.ifname[1],
-		  gro ? "on" : "off");
+	if (gro_set(p, ip.vp.ns[1], ip.vp.ifname[1], &cur_gro, prog == PROG_DROP_SKB))
+		return;
 	if (prog != PROG_NONE) {
 		char *args[] = { prog == PROG_PASS ? "pass" : "drop", ip.vp.ifname[1], "-q", "--json",
 				 prog == PROG_DROP_SKB ? "--mode" : NULL, "skb", NULL };
 
-		if (xdplab_start(&xdp, p, ip.vp.ns[1], ip.vp.ifname[1], args)) {
-			p->skip = !bench_stop;
+		if (sample_xdp(&sm, p, ip.vp.ns[1], ip.vp.ifname[1], args))
 			return;
-		}
 	}
-	/* iperf3 counts whole seconds; the generator takes fractions. */
-	if (kind == KIND_IPERF)
-		snprintf(secs, sizeof(secs), "%d", scen_secs(s));
-	else
-		snprintf(secs, sizeof(secs), "%g", s->duration);
-	snprintf(sz, sizeof(sz), "%d", size);
-	snprintf(port, sizeof(port), "%d", bench.port);
-	cpustat_read(&c0);
-	if (kind == KIND_IPERF)
-		st = child_start(&cli, ip.vp.ns[0], (char *const[]){ "iperf3", "-u", "-c", ip.vp.ip4[1],
-								   "-p", port, "-t", secs, "-l",
-								   sz, "-b", "0", "-J", NULL });
-	else
-		st = child_start(&cli, ip.vp.ns[0], (char *const[]){ bench.xdplab, "trafficgen",
-								   ip.vp.ifname[0], "-s", sz, "-d",
-								   secs, "--dst-mac", peer_mac,
-								   "--src-ip", ip.vp.ip4[0],
-								   "--dst-ip", ip.vp.ip4[1], "-q",
-								   "--json", NULL });
-	if (st) {
-		point_err(p, "cannot start %s", kind == KIND_IPERF ? "iperf3" : "the generator");
-		goto out;
-	}
-	point_cmd(p, "%s", cli.cmd);
-	st = child_wait(&cli, scen_secs(s) + 20);
-	cpustat_read(&c1);
-	if (prog != PROG_NONE)
-		xout = xdplab_finish(&xdp);
-	if (bench_stop)
-		goto out;
-	out = child_output(&cli, 1);
-	if (kind == KIND_IPERF) {
-		double pk = json_num(out, "sum_received", "packets");
-		double lost = json_num(out, "sum_received", "lost_packets");
-		double rsecs = json_num(out, "sum_received", "seconds");
+	if (kind == KIND_GEN) {
+		double gsecs, drops;
 
-		sent = json_num(out, "sum_sent", "packets") / json_num(out, "sum_sent", "seconds");
-		kpps = (pk - lost) / rsecs;
-		if (st || isnan(kpps) || !(rsecs > 0)) {
-			if (!json_str(out, "error", why, sizeof(why)))
-				child_errline(&cli, why, sizeof(why));
-			point_err(p, "iperf3 %s: %s", st < 0 ? "timed out" : "failed",
-				  why[0] ? why : "no result");
-			iperf_pair_server_lost(&ip);
+		if (sample_gen(&sm, s, p, ip.vp.ns[0], ip.vp.ifname[0], peer_mac, ip.vp.ip4[0],
+			       ip.vp.ip4[1], size) ||
+		    sample_gen_result(&sm, p, &gsecs, &sent))
 			goto out;
-		}
-		point_set(p, round, M_LOSS, 100.0 * (1 - kpps / sent));
-	} else {
-		const char *sum = xdplab_summary(out), *xsum = xdplab_summary(xout);
-		double gsecs = json_num(sum, NULL, "seconds");
-
-		if (st || !(gsecs > 0) || !xsum) {
-			child_errline(&cli, why, sizeof(why));
-			point_err(p, "generator failed (exit %d): %s", st, why);
-			goto out;
-		}
-		sent = json_num(sum, NULL, "rx_packets") / gsecs;
 		/* The generator's own count ends a moment before its last
 		 * batches do, so drops can exceed it: no loss figure here.
 		 */
-		kpps = json_num(xsum, NULL, "drop") / gsecs;
+		drops = sample_xdp_count(&sm, p, "drop");
+		if (isnan(drops))
+			goto out;
+		sent /= gsecs;
+		kpps = drops / gsecs;
+	} else {
+		double pk, lost, rsecs;
+
+		/* iperf3 counts whole seconds. */
+		snprintf(secs, sizeof(secs), "%d", scen_secs(s));
+		snprintf(sz, sizeof(sz), "%d", size);
+		snprintf(port, sizeof(port), "%d", bench.port);
+		if (sample_load(&sm, s, p, ip.vp.ns[0], (char *const[]){ "iperf3", "-u", "-c",
+									ip.vp.ip4[1], "-p", port,
+									"-t", secs, "-l", sz, "-b",
+									"0", "-J", NULL }))
+			goto out;
+		pk = json_num(sm.out, "sum_received", "packets");
+		lost = json_num(sm.out, "sum_received", "lost_packets");
+		rsecs = json_num(sm.out, "sum_received", "seconds");
+		sent = json_num(sm.out, "sum_sent", "packets") / json_num(sm.out, "sum_sent", "seconds");
+		kpps = (pk - lost) / rsecs;
+		if (sm.status || isnan(kpps) || !(rsecs > 0)) {
+			sample_iperf_failed(&sm, p, &ip);
+			goto out;
+		}
+		point_set(p, round, M_LOSS, 100.0 * (1 - kpps / sent));
 	}
-	cpustat_split(&c0, &c1, &cs);
 	point_set(p, round, M_KPPS, kpps / 1e3);
 	point_set(p, round, M_SENT_KPPS, sent / 1e3);
-	point_set_cpu(p, round, M_USER, &cs);
+	point_set_cpu(p, round, M_USER, &sm.cs);
 out:
-	free(out);
-	free(xout);
-	child_close(&cli);
-	child_close(&xdp);
+	sample_done(&sm);
 }
 
 static void teardown(struct scen *s)
@@ -209,16 +167,10 @@ const struct scenario scen_small_udp = {
 		"the stack rows with and without XDP, the drop rows native and skb mode. "
 		"CPU columns: % of one core over the run, machine-wide.",
 	.needs = "iperf3 ethtool ss",
-	.metrics = metrics,
-	.nmetrics = M_NR,
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
+	SCEN_TABLE(metrics, cols),
 	.ratio_head = { "× first row" },
 	.plot_ylabel = "pps ratio to the group's first row",
 	.duration = 3,
 	.quick_duration = 1,
-	.plan = plan,
-	.setup = setup,
-	.sample = sample,
-	.teardown = teardown,
+	SCEN_HOOKS,
 };

@@ -11,16 +11,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/uio.h>
-#include <net/if.h>
 #include <linux/if_tun.h>
 
 #include "bench.h"
@@ -42,7 +38,7 @@ static const struct column cols[] = {
 	CPU_SPLIT_COLUMNS,
 };
 
-enum { K_NAPI, K_PROG, K_SIZE };
+enum { K_NAPI, K_PROG };	/* as scen_plan_napi() sets them */
 enum { PROG_NONE, PROG_PASS, PROG_DROP };
 static const char *const prog_label[] = { "no XDP", "XDP_PASS", "XDP_DROP" };
 static const char *const prog_id[] = { "none", "pass", "drop" };
@@ -53,74 +49,32 @@ static const char *const prog_id[] = { "none", "pass", "drop" };
 #define FRAME 64
 
 static char ns[NETNS_NAME_MAX];
-static int tap_fd = -1, tap_napi = -1;
+static struct tap_dev tap = { .fd = -1 };
+static int tap_napi = -1;
 static unsigned char frame[FRAME];
 
 static void plan(struct scen *s)
 {
-	int first[3] = { -1, -1, -1 };
-
-	for (int napi = 0; napi <= 1; napi++) {
-		int base = s->npts;
-
-		for (int prog = PROG_NONE; prog <= PROG_DROP; prog++) {
-			char group[32];
-			struct point *p;
-
-			snprintf(group, sizeof(group), "IFF_NAPI %s", napi ? "on" : "off");
-			if (!napi)
-				first[prog] = s->npts;
-			p = scen_add(s, base, napi ? first[prog] : -1, group, prog_label[prog],
-				     "napi-%s/%s", napi ? "on" : "off", prog_id[prog]);
-			p->knob[K_NAPI] = napi;
-			p->knob[K_PROG] = prog;
-			p->knob[K_SIZE] = FRAME;
-		}
-	}
+	scen_plan_napi(s, 3, prog_label, prog_id);
 }
 
 static void tap_close(void)
 {
-	if (tap_fd >= 0)
-		close(tap_fd);	/* not persistent: the device goes with the fd */
-	tap_fd = -1;
+	tap_dev_close(&tap);
 	tap_napi = -1;
 }
 
 /* A tap in our namespace, up, addressed, with the frame built for it. */
 static int tap_open(struct scen *s, bool napi)
 {
-	struct ifreq ifr = {};
 	struct pkt_spec spec = { .ipver = 4, .l4 = PKT_UDP, .sport = 9, .dport = 9,
 				 .len = FRAME };
-	int saved;
 
 	tap_close();
-	saved = netns_enter(ns);
-	if (saved < 0)
+	if (tap_dev_open(&tap, ns, TAP, napi ? IFF_NAPI : 0, 0, TAP_IP, PEER_IP, PEER_MAC,
+			 s->error, sizeof(s->error)))
 		return -1;
-	tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	netns_leave(saved);
-	if (tap_fd < 0) {
-		snprintf(s->error, sizeof(s->error), "cannot open /dev/net/tun: %s", strerror(errno));
-		return -1;
-	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), TAP);
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | (napi ? IFF_NAPI : 0);
-	if (ioctl(tap_fd, TUNSETIFF, &ifr) || ioctl(tap_fd, SIOCGIFHWADDR, &ifr)) {
-		snprintf(s->error, sizeof(s->error), "TUNSETIFF %s%s: %s", TAP,
-			 napi ? " with IFF_NAPI" : "", strerror(errno));
-		tap_close();
-		return -1;
-	}
-	if (sh("ip -n %s link set dev %s up", ns, TAP) ||
-	    sh("ip -n %s addr add %s/24 dev %s", ns, TAP_IP, TAP) ||
-	    sh("ip -n %s neigh replace %s lladdr %s dev %s", ns, PEER_IP, PEER_MAC, TAP)) {
-		snprintf(s->error, sizeof(s->error), "cannot bring %s up", TAP);
-		tap_close();
-		return -1;
-	}
-	memcpy(spec.dst_mac, ifr.ifr_hwaddr.sa_data, 6);
+	memcpy(spec.dst_mac, tap.mac, 6);
 	pkt_parse_mac(PEER_MAC, spec.src_mac);
 	pkt_parse_ip(PEER_IP, &spec.src);
 	pkt_parse_ip(TAP_IP, &spec.dst);
@@ -135,7 +89,7 @@ static int tap_open(struct scen *s, bool napi)
 
 static int setup(struct scen *s)
 {
-	tap_fd = -1;
+	tap.fd = -1;
 	tap_napi = -1;
 	if (netns_add("tap", ns)) {
 		snprintf(s->error, sizeof(s->error), "cannot make a namespace (run with -v)");
@@ -144,26 +98,16 @@ static int setup(struct scen *s)
 	return tap_open(s, false);
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void sample(struct scen *s, struct point *p, int round)
 {
 	int napi = p->knob[K_NAPI], prog = p->knob[K_PROG];
-	struct child xdp = { .pid = -1 };
 	struct iovec iov = { frame, sizeof(frame) };
-	unsigned long long ok = 0, fail = 0;
+	struct tap_writes w;
+	struct sample sm;
 	struct cpustat c0, c1;
 	struct cpusplit cs;
-	double t0, t1, end;
-	char *xout = NULL;
-	int last_err = 0;
 
+	sample_init(&sm);
 	if (napi != tap_napi && tap_open(s, napi)) {
 		point_err(p, "%s", s->error);
 		s->error[0] = '\0';
@@ -174,57 +118,36 @@ static void sample(struct scen *s, struct point *p, int round)
 	if (prog != PROG_NONE) {
 		char *args[] = { prog == PROG_PASS ? "pass" : "drop", TAP, "-q", "--json", NULL };
 
-		if (xdplab_start(&xdp, p, ns, TAP, args)) {
-			p->skip = !bench_stop;
+		if (sample_xdp(&sm, p, ns, TAP, args))
 			return;
-		}
 	}
 	point_cmd(p, "xdplab-bench: writev() one %d-byte UDP frame (" PEER_IP " -> " TAP_IP
 		  ":9) at a time to the tap fd for %g s", FRAME, s->duration);
 	cpustat_read(&c0);
-	t0 = mono();
-	end = t0 + s->duration;
-	for (;;) {
-		for (int i = 0; i < 256; i++) {
-			if (writev(tap_fd, &iov, 1) == (ssize_t)sizeof(frame)) {
-				ok++;
-			} else {
-				fail++;
-				last_err = errno;
-			}
-		}
-		if (bench_stop || mono() >= end)
-			break;
-	}
-	t1 = mono();
+	tap_dev_write_for(&tap, &iov, 1, 256, s->duration, &w);
 	cpustat_read(&c1);
-	if (prog != PROG_NONE)
-		xout = xdplab_finish(&xdp);
+	sample_xdp_stop(&sm);
 	if (bench_stop)
 		goto out;
-	if (!ok) {
-		point_err(p, "every writev() failed: %s", strerror(last_err));
+	if (!w.ok) {
+		point_err(p, "every writev() failed: %s", strerror(w.last_err));
 		goto out;
 	}
 	if (prog != PROG_NONE) {
-		const char *sum = xdplab_summary(xout);
-		double n = json_num(sum, NULL, prog == PROG_PASS ? "pass" : "drop");
+		double n = sample_xdp_count(&sm, p, prog == PROG_PASS ? "pass" : "drop");
 
-		if (!(n > 0)) {
-			point_err(p, "the XDP program saw no frames");
+		if (isnan(n))
 			goto out;
-		}
-		point_set(p, round, M_XDP_KPPS, n / (t1 - t0) / 1e3);
+		point_set(p, round, M_XDP_KPPS, n / w.secs / 1e3);
 	}
-	if (fail)
-		point_err(p, "some writev() failed: %s", strerror(last_err));
+	if (w.fail)
+		point_err(p, "some writev() failed: %s", strerror(w.last_err));
 	cpustat_split(&c0, &c1, &cs);
-	point_set(p, round, M_KPPS, ok / (t1 - t0) / 1e3);
-	point_set(p, round, M_FAIL_KPPS, fail / (t1 - t0) / 1e3);
+	point_set(p, round, M_KPPS, w.ok / w.secs / 1e3);
+	point_set(p, round, M_FAIL_KPPS, w.fail / w.secs / 1e3);
 	point_set_cpu(p, round, M_USER, &cs);
 out:
-	free(xout);
-	child_close(&xdp);
+	sample_done(&sm);
 }
 
 static void teardown(struct scen *s)
@@ -243,16 +166,10 @@ const struct scenario scen_tap = {
 		"path (Linux 5.18); Hemminger asked about sendmmsg on tap. Here one process "
 		"writev()s 64-byte frames into the tap; the XDP program is xdplab's, native on "
 		"the tap. Counts include the writer's own CPU time.",
-	.metrics = metrics,
-	.nmetrics = M_NR,
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
+	SCEN_TABLE(metrics, cols),
 	.ratio_head = { "× no XDP", "× NAPI off" },
 	.plot_ylabel = "frames written per second, ratio",
 	.duration = 3,
 	.quick_duration = 0.5,
-	.plan = plan,
-	.setup = setup,
-	.sample = sample,
-	.teardown = teardown,
+	SCEN_HOOKS,
 };

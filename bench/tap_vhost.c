@@ -72,7 +72,8 @@ static const size_t size_len[] = { 64, 1500, 9000 };
 #define PORT 9
 
 static char ns[NETNS_NAME_MAX];
-static int tap_fd = -1, tap_napi = -1, sock_fd = -1;
+static struct tap_dev tap = { .fd = -1 };
+static int tap_napi = -1, sock_fd = -1;
 static struct vhost_net vn = { .fd = -1, .kick = -1, .call = -1 };
 static bool have_vhost;
 static char novhost[160];
@@ -121,9 +122,8 @@ static void tap_close(void)
 	vhost_net_close(&vn);
 	if (sock_fd >= 0)
 		close(sock_fd);
-	if (tap_fd >= 0)
-		close(tap_fd);
-	sock_fd = tap_fd = -1;
+	sock_fd = -1;
+	tap_dev_close(&tap);
 	tap_napi = -1;
 }
 
@@ -162,35 +162,28 @@ static void frames_build(const uint8_t *tapmac)
 
 static int tap_open(struct scen *s, bool napi)
 {
-	struct ifreq ifr = {};
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	int saved, big = 16 << 20;
 
 	tap_close();
-	saved = netns_enter(ns);
-	if (saved < 0)
+	if (tap_dev_open(&tap, ns, TAP, IFF_VNET_HDR | (napi ? IFF_NAPI : 0), 9000, TAP_IP,
+			 PEER_IP, PEER_MAC, s->error, sizeof(s->error)))
 		return -1;
-	tap_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (vhost_net_tap_prepare(tap.fd)) {
+		snprintf(s->error, sizeof(s->error), "TUNSETVNETHDRSZ %s: %s", TAP,
+			 strerror(errno));
+		tap_close();
+		return -1;
+	}
+	saved = netns_enter(ns);
+	if (saved < 0) {
+		tap_close();
+		return -1;
+	}
 	sock_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	netns_leave(saved);
-	if (tap_fd < 0 || sock_fd < 0) {
-		snprintf(s->error, sizeof(s->error), "cannot open /dev/net/tun: %s", strerror(errno));
-		tap_close();
-		return -1;
-	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), TAP);
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | (napi ? IFF_NAPI : 0);
-	if (ioctl(tap_fd, TUNSETIFF, &ifr) || vhost_net_tap_prepare(tap_fd) ||
-	    ioctl(tap_fd, SIOCGIFHWADDR, &ifr)) {
-		snprintf(s->error, sizeof(s->error), "TUNSETIFF %s%s: %s", TAP,
-			 napi ? " with IFF_NAPI" : "", strerror(errno));
-		tap_close();
-		return -1;
-	}
-	if (sh("ip -n %s link set dev %s mtu 9000 up", ns, TAP) ||
-	    sh("ip -n %s addr add %s/24 dev %s", ns, TAP_IP, TAP) ||
-	    sh("ip -n %s neigh replace %s lladdr %s dev %s", ns, PEER_IP, PEER_MAC, TAP)) {
-		snprintf(s->error, sizeof(s->error), "cannot bring %s up", TAP);
+	if (sock_fd < 0) {
+		snprintf(s->error, sizeof(s->error), "socket: %s", strerror(errno));
 		tap_close();
 		return -1;
 	}
@@ -202,10 +195,10 @@ static int tap_open(struct scen *s, bool napi)
 		tap_close();
 		return -1;
 	}
-	frames_build((uint8_t *)ifr.ifr_hwaddr.sa_data);
+	frames_build(tap.mac);
 	have_vhost = false;
 	if (!novhost[0]) {
-		if (vhost_net_open(&vn, tap_fd, 256, sizeof(frames[0].data)))
+		if (vhost_net_open(&vn, tap.fd, 256, sizeof(frames[0].data)))
 			snprintf(novhost, sizeof(novhost), "vhost-net setup failed: %s",
 				 strerror(errno));
 		else
@@ -231,14 +224,6 @@ static int setup(struct scen *s)
 	if (novhost[0])
 		snprintf(s->note, sizeof(s->note), "vhost-net rows not measured: %s.", novhost);
 	return 0;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* The socket behind the tap, drained by a thread while frames go in. */
@@ -285,18 +270,18 @@ static void sample(struct scen *s, struct point *p, int round)
 	const struct frame *f = &frames[p->knob[K_SIZE]];
 	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
 	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)f->data, f->len } };
-	struct child xdp = { .pid = -1 };
+	struct sample sm;
 	unsigned long long ok = 0, fail = 0;
 	struct cpustat c0, c1;
 	struct cpusplit cs;
 	pthread_t rx;
 	double t0, t1, end;
-	char *xout = NULL;
 	int last_err = 0;
 	char *args[] = { prog == PROG_PASS ? "pass" : "drop", TAP, "-q", "--json", NULL };
 	cpu_set_t saved_cpus;
 	bool pinned = false;
 
+	sample_init(&sm);
 	if (path == VIA_VHOST && novhost[0]) {
 		point_err(p, "%s", novhost);
 		p->skip = true;
@@ -317,10 +302,8 @@ static void sample(struct scen *s, struct point *p, int round)
 	point_cmd(p, "xdplab-bench: tap " TAP " in %s (IFF_TAP|IFF_NO_PI|IFF_VNET_HDR%s, "
 		  "O_NONBLOCK), up, mtu 9000, " TAP_IP "/24, UDP socket on :%d", ns,
 		  napi ? "|IFF_NAPI" : "", PORT);
-	if (xdplab_start(&xdp, p, ns, TAP, args)) {
-		p->skip = !bench_stop;
+	if (sample_xdp(&sm, p, ns, TAP, args))
 		return;
-	}
 	point_cmd(p, "xdplab-bench: %s %zu-byte UDP frames%s for %g s", path == VIA_VHOST ?
 		  "vhost-net TX ring (256 buffers, kicked every 64) with" : "writev() one at a time,",
 		  f->len, f->vh.gso_type ? " (virtio-net header: UDP GSO, 1448)" : "", s->duration);
@@ -342,25 +325,19 @@ static void sample(struct scen *s, struct point *p, int round)
 		goto out;
 	}
 	cpustat_read(&c0);
-	t0 = mono();
+	t0 = now();
 	end = t0 + s->duration;
 	if (path == VIA_WRITE) {
-		for (;;) {
-			for (int i = 0; i < 64; i++) {
-				if (writev(tap_fd, iov, 2) == (ssize_t)(sizeof(hdr) + f->len)) {
-					ok++;
-				} else {
-					fail++;
-					last_err = errno;
-				}
-			}
-			if (bench_stop || mono() >= end)
-				break;
-		}
+		struct tap_writes w;
+
+		tap_dev_write_for(&tap, iov, 2, 64, s->duration, &w);
+		ok = w.ok;
+		fail = w.fail;
+		last_err = w.last_err;
 	} else {
 		unsigned long long c = vn.completed;
 
-		while (!bench_stop && mono() < end) {
+		while (!bench_stop && now() < end) {
 			int posted = 0;
 
 			while (vhost_net_room(&vn) && posted < 64 &&
@@ -378,12 +355,12 @@ static void sample(struct scen *s, struct point *p, int round)
 		vhost_net_drain(&vn, 5);
 		ok = vn.completed - c;
 	}
-	t1 = mono();
+	t1 = now();
 	cpustat_read(&c1);
 	usleep(100 * 1000);	/* what NAPI still had queued */
 	rx_run = 0;
 	pthread_join(rx, NULL);
-	xout = xdplab_finish(&xdp);
+	sample_xdp_stop(&sm);
 	if (bench_stop)
 		goto out;
 	if (!ok) {
@@ -391,13 +368,10 @@ static void sample(struct scen *s, struct point *p, int round)
 		goto out;
 	}
 	{
-		const char *sum = xdplab_summary(xout);
-		double n = json_num(sum, NULL, prog == PROG_PASS ? "pass" : "drop");
+		double n = sample_xdp_count(&sm, p, prog == PROG_PASS ? "pass" : "drop");
 
-		if (!(n > 0)) {
-			point_err(p, "the XDP program saw no frames");
+		if (isnan(n))
 			goto out;
-		}
 		point_set(p, round, M_XDP_KPPS, n / (t1 - t0) / 1e3);
 	}
 	if (fail)
@@ -412,8 +386,7 @@ static void sample(struct scen *s, struct point *p, int round)
 out:
 	if (pinned)
 		sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
-	free(xout);
-	child_close(&xdp);
+	sample_done(&sm);
 }
 
 static void teardown(struct scen *s)
@@ -433,16 +406,10 @@ const struct scenario scen_tap_vhost = {
 		"of 256 buffers kicked every 64 frames, beside writev() on the tap fd; a UDP "
 		"socket behind the tap counts XDP_PASS deliveries (GSO frames arrive as "
 		"segments, so socket kpps is higher than kpps in). CPU is machine-wide.",
-	.metrics = metrics,
-	.nmetrics = M_NR,
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
+	SCEN_TABLE(metrics, cols),
 	.ratio_head = { "× write() NAPI off", "× NAPI off" },
 	.plot_ylabel = "frames into the tap per second, ratio",
 	.duration = 3,
-	.quick_duration = 1,
-	.plan = plan,
-	.setup = setup,
-	.sample = sample,
-	.teardown = teardown,
+	.quick_duration = 0.5,	/* 20 rows: keeps make bench QUICK=1 under 3 min */
+	SCEN_HOOKS,
 };

@@ -27,6 +27,7 @@
 #include "netns.h"
 
 #define PAIRS 4
+#define QUICK_PAIRS 2	/* -q: one ABBA cycle, so the quick run stays under 3 min */
 #define SETTLE_SECS 2.0	/* after the stream starts: slow start, autotuning */
 
 enum { M_RATIO, M_GBPS_NONE, M_GBPS_XDP, M_MB_SHARE, M_PAIR_MIN, M_PAIR_MAX, M_NR };
@@ -134,6 +135,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	char *args[] = { "pass", ip.vp.ifname[1], p->knob[K_FRAGS] ? "--frags" : "--no-frags",
 			 "-q", "--json", NULL };
 	double win = s->duration, bytes[2] = { 0 }, secs[2] = { 0 }, pair[PAIRS][2];
+	int npairs = bench.quick ? QUICK_PAIRS : PAIRS;
 	double frames = 0, mb = 0, pmin = INFINITY, pmax = 0;
 	size_t cmd_len = 0;
 
@@ -156,7 +158,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	point_cmd(p, "%s", cli.cmd);
 	sleep_until(now() + SETTLE_SECS);
 
-	for (int w = 0; w < 2 * PAIRS && !bench_stop; w++) {
+	for (int w = 0; w < 2 * npairs && !bench_stop; w++) {
 		/* none, XDP, XDP, none, none, XDP, ... */
 		int with = (w % 4 == 1 || w % 4 == 2);
 		double t0, b0, t1, b1;
@@ -202,7 +204,7 @@ static void sample(struct scen *s, struct point *p, int round)
 			  bytes[0], bytes[1], frames);
 		goto out;
 	}
-	for (int i = 0; i < PAIRS; i++) {
+	for (int i = 0; i < npairs; i++) {
 		double r = pair[i][1] / pair[i][0];
 
 		pmin = fmin(pmin, r);
@@ -239,19 +241,13 @@ const struct scenario scen_veth_flip = {
 	.title = "iperf3 TCP through a veth pair, XDP_PASS attached and detached within one stream",
 	.seed = "Seed 000's veth-tcp ratio (frags XDP_PASS ÷ no XDP) taken inside one iperf3 "
 		"stream: windows of -d seconds in the order none, XDP, XDP, none, "
-		"4 pairs a sample, the program (`xdplab pass --frags` or `--no-frags` on "
+		"4 pairs a sample (2 with -q), the program (`xdplab pass --frags` or `--no-frags` on "
 		"veth1) attached and detached between windows; rate = veth0 tx bytes over "
 		"the window. GRO on veth1 off (the veth default).",
 	.needs = "iperf3",
-	.metrics = metrics,
-	.nmetrics = M_NR,
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
+	SCEN_TABLE(metrics, cols),
 	.plot_ylabel = "XDP ÷ no XDP within one stream (per sample)",
 	.duration = 2,
 	.quick_duration = 1,
-	.plan = plan,
-	.setup = setup,
-	.sample = sample,
-	.teardown = teardown,
+	SCEN_HOOKS,
 };

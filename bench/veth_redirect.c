@@ -52,7 +52,7 @@ static const int sizes[] = { 64, 1500 };
 /* a: generator -> forwarder; b: (moved into a's forwarder ns) -> remote */
 static struct veth_pair a, b;
 static struct child fwd;
-static char remote_mac[32];
+static char remote_mac[18];
 static int cur_gro;
 #define FWD_OUT "rdr0"
 
@@ -75,8 +75,6 @@ static void plan(struct scen *s)
 
 static int setup(struct scen *s)
 {
-	const unsigned char *m;
-
 	cur_gro = -1;
 	fwd.pid = -1;
 	if (veth_pair_add(&a, "rdra", 2, 0) || veth_pair_add(&b, "rdrb", 3, 0)) {
@@ -90,9 +88,7 @@ static int setup(struct scen *s)
 		snprintf(s->error, sizeof(s->error), "cannot move %s into %s", FWD_OUT, a.ns[1]);
 		return -1;
 	}
-	m = b.mac[1];
-	snprintf(remote_mac, sizeof(remote_mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1],
-		 m[2], m[3], m[4], m[5]);
+	mac_str(remote_mac, b.mac[1]);
 	{
 		struct point dummy = {};
 		char *args[] = { "redirect-map", a.ifname[1], FWD_OUT, "-q", "--json", NULL };
@@ -111,80 +107,44 @@ static int setup(struct scen *s)
 
 static void sample(struct scen *s, struct point *p, int round)
 {
-	int size = p->knob[K_SIZE], mode = p->knob[K_MODE], gro = mode == MODE_GRO, st;
-	char secs[16], sz[16], why[256], *gout = NULL, *xout = NULL;
-	struct child xdp = { .pid = -1 }, gen = { .pid = -1 };
+	int size = p->knob[K_SIZE], mode = p->knob[K_MODE];
 	unsigned long long rx0, rx1, dr0, dr1;
-	struct cpustat c0, c1;
-	struct cpusplit cs;
-	const char *sum;
-	double gsecs;
+	struct sample sm;
+	double gsecs, sent;
 
+	sample_init(&sm);
 	if (child_exited(&fwd)) {
 		point_err(p, "the forwarder (xdplab redirect-map) has exited");
 		return;
 	}
-	if (gro != cur_gro) {
-		if (set_gro(b.ns[1], b.ifname[1], gro)) {
-			point_err(p, "ethtool -K gro failed");
-			return;
-		}
-		cur_gro = gro;
-	}
-	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", b.ns[1], b.ifname[1],
-		  gro ? "on" : "off");
+	if (gro_set(p, b.ns[1], b.ifname[1], &cur_gro, mode == MODE_GRO))
+		return;
 	if (mode != MODE_GRO) {
 		char *args[] = { "rxq-info", b.ifname[1], "--action",
 				 mode == MODE_PASS ? "pass" : "drop", "-q", "--json", NULL };
 
-		if (xdplab_start(&xdp, p, b.ns[1], b.ifname[1], args))
+		if (sample_xdp(&sm, p, b.ns[1], b.ifname[1], args))
 			return;
 	}
-	snprintf(secs, sizeof(secs), "%g", s->duration);
-	snprintf(sz, sizeof(sz), "%d", size);
 	if (link_rx(b.ns[1], b.ifname[1], &rx0, &dr0)) {
 		point_err(p, "cannot read %s counters", b.ifname[1]);
 		goto out;
 	}
-	cpustat_read(&c0);
-	if (child_start(&gen, a.ns[0], (char *const[]){ bench.xdplab, "trafficgen", a.ifname[0],
-							"-s", sz, "-d", secs, "--dst-mac",
-							remote_mac, "--src-ip", a.ip4[0],
-							"--dst-ip", b.ip4[1], "-q", "--json",
-							NULL })) {
-		point_err(p, "cannot start the generator");
+	if (sample_gen(&sm, s, p, a.ns[0], a.ifname[0], remote_mac, a.ip4[0], b.ip4[1], size))
 		goto out;
-	}
-	point_cmd(p, "%s", gen.cmd);
-	st = child_wait(&gen, scen_secs(s) + 20);
-	cpustat_read(&c1);
 	if (link_rx(b.ns[1], b.ifname[1], &rx1, &dr1))
 		rx1 = rx0, dr1 = dr0;
-	if (mode != MODE_GRO)
-		xout = xdplab_finish(&xdp);
-	if (bench_stop)
+	if (sample_gen_result(&sm, p, &gsecs, &sent))
 		goto out;
-	gout = child_output(&gen, 1);
-	sum = xdplab_summary(gout);
-	gsecs = json_num(sum, NULL, "seconds");
-	if (st || !sum || !(gsecs > 0)) {
-		child_errline(&gen, why, sizeof(why));
-		point_err(p, "generator failed (exit %d): %s", st, why);
-		goto out;
-	}
-	cpustat_split(&c0, &c1, &cs);
 	point_set(p, round, M_RX_MPPS, (rx1 - rx0) / gsecs / 1e6);
 	point_set(p, round, M_DROP_MPPS, (dr1 - dr0) / gsecs / 1e6);
-	point_set(p, round, M_GEN_MPPS, json_num(sum, NULL, "rx_packets") / gsecs / 1e6);
+	point_set(p, round, M_GEN_MPPS, sent / gsecs / 1e6);
 	if (mode != MODE_GRO)
 		point_set(p, round, M_XDP_MPPS,
-			  json_num(xdplab_summary(xout), NULL, "rx_packets") / gsecs / 1e6);
-	point_set_cpu(p, round, M_USER, &cs);
+			  json_num(xdplab_summary(sm.xout), NULL, "rx_packets") / gsecs / 1e6);
+	point_set_cpu(p, round, M_USER, &sm.cs);
 out:
-	free(gout);
-	free(xout);
-	child_close(&gen);
-	child_close(&xdp);
+	sample_done(&sm);
 }
 
 static void teardown(struct scen *s)
@@ -205,16 +165,10 @@ const struct scenario scen_veth_redirect = {
 		"(Linux 5.12). Here the generator is BPF_PROG_RUN live frames (one thread) "
 		"into a veth instead of a NIC.",
 	.needs = "ethtool",
-	.metrics = metrics,
-	.nmetrics = M_NR,
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
+	SCEN_TABLE(metrics, cols),
 	.ratio_head = { "× baseline" },
 	.plot_ylabel = "received Mpps, ratio to GRO on + no program",
 	.duration = 3,
 	.quick_duration = 0.5,
-	.plan = plan,
-	.setup = setup,
-	.sample = sample,
-	.teardown = teardown,
+	SCEN_HOOKS,
 };

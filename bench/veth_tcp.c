@@ -88,88 +88,53 @@ static int setup(struct scen *s)
 static void sample(struct scen *s, struct point *p, int round)
 {
 	int mtu = p->knob[K_MTU], prog = p->knob[K_PROG], gro = p->knob[K_GRO];
-	char secs[16], port[16], why[256], *xout = NULL, *out = NULL;
-	struct child xdp = { .pid = -1 }, cli = { .pid = -1 };
-	struct cpustat a, b;
-	struct cpusplit cs;
+	char secs[16], port[16];
+	struct sample sm;
 	double gbps, pass;
-	int st;
 
-	if (iperf_pair_serve(&ip, s, p) || iperf_pair_mtu(&ip, p, mtu))
+	sample_init(&sm);
+	if (iperf_pair_serve(&ip, s, p) || iperf_pair_mtu(&ip, p, mtu) ||
+	    gro_set(p, ip.vp.ns[1], ip.vp.ifname[1], &cur_gro, gro))
 		return;
-	if (gro != cur_gro) {
-		if (set_gro(ip.vp.ns[1], ip.vp.ifname[1], gro)) {
-			point_err(p, "ethtool -K %s gro %s failed", ip.vp.ifname[1], gro ? "on" : "off");
-			return;
-		}
-		cur_gro = gro;
-	}
-	point_cmd(p, "ip netns exec %s ethtool -K %s gro %s", ip.vp.ns[1], ip.vp.ifname[1],
-		  gro ? "on" : "off");
-
 	if (prog != PROG_NONE) {
 		char *args[] = { "pass", ip.vp.ifname[1], prog == PROG_FRAGS ? "--frags" : "--no-frags",
 				 "-q", "--json", NULL };
 
-		if (xdplab_start(&xdp, p, ip.vp.ns[1], ip.vp.ifname[1], args)) {
-			/* The CLI said no (e.g. MTU too large for non-frags): for good. */
-			p->skip = !bench_stop;
+		if (sample_xdp(&sm, p, ip.vp.ns[1], ip.vp.ifname[1], args))
 			return;
-		}
 	}
 
 	snprintf(secs, sizeof(secs), "%d", scen_secs(s));
 	snprintf(port, sizeof(port), "%d", bench.port);
-	cpustat_read(&a);
 	/* -O 1: the first second (slow start, the program just attached) is
 	 * run but left out of the result.
 	 */
-	if (child_start(&cli, ip.vp.ns[0], (char *const[]){ "iperf3", "-c", ip.vp.ip4[1], "-p", port,
-							  "-t", secs, "-O", "1", "-J",
-							  bench.pin ? "-A" : NULL, "0,1",
-							  NULL })) {
-		point_err(p, "cannot start iperf3");
+	if (sample_load(&sm, s, p, ip.vp.ns[0], (char *const[]){ "iperf3", "-c", ip.vp.ip4[1],
+								"-p", port, "-t", secs, "-O",
+								"1", "-J",
+								bench.pin ? "-A" : NULL, "0,1",
+								NULL }))
 		goto out;
-	}
-	point_cmd(p, "%s", cli.cmd);
-	st = child_wait(&cli, scen_secs(s) + 21);
-	cpustat_read(&b);
-	if (prog != PROG_NONE)
-		xout = xdplab_finish(&xdp);
-	if (bench_stop)
-		goto out;
-	out = child_output(&cli, 1);
-	gbps = json_num(out, "sum_received", "bits_per_second") / 1e9;
-	if (st || isnan(gbps) || gbps <= 0) {
-		if (!json_str(out, "error", why, sizeof(why)))
-			child_errline(&cli, why, sizeof(why));
-		point_err(p, "iperf3 %s: %s", st < 0 ? "timed out" : "failed",
-			  why[0] ? why : "no result");
-		iperf_pair_server_lost(&ip);
+	gbps = json_num(sm.out, "sum_received", "bits_per_second") / 1e9;
+	if (sm.status || isnan(gbps) || gbps <= 0) {
+		sample_iperf_failed(&sm, p, &ip);
 		goto out;
 	}
 	if (prog != PROG_NONE) {
-		const char *sum = xdplab_summary(xout);
-
-		pass = json_num(sum, NULL, "pass");
-		if (!(pass > 0)) {
-			point_err(p, "the XDP program saw no frames");
+		pass = sample_xdp_count(&sm, p, "pass");
+		if (isnan(pass))
 			goto out;
-		}
-		point_set(p, round, M_XDP_KPPS, pass / json_num(sum, NULL, "seconds") / 1e3);
+		point_set(p, round, M_XDP_KPPS,
+			  pass / json_num(xdplab_summary(sm.xout), NULL, "seconds") / 1e3);
 	}
-	cpustat_split(&a, &b, &cs);
 	point_set(p, round, M_GBPS, gbps);
-	point_set_cpu(p, round, M_USER, &cs);
-	point_set(p, round, M_USER_PG, cs.user / gbps);
-	point_set(p, round, M_SYS_PG, cs.system / gbps);
-	point_set(p, round, M_SOFTIRQ_PG, cs.softirq / gbps);
-	point_set(p, round, M_RETR, json_num(out, "sum_sent", "retransmits"));
+	point_set_cpu(p, round, M_USER, &sm.cs);
+	point_set(p, round, M_USER_PG, sm.cs.user / gbps);
+	point_set(p, round, M_SYS_PG, sm.cs.system / gbps);
+	point_set(p, round, M_SOFTIRQ_PG, sm.cs.softirq / gbps);
+	point_set(p, round, M_RETR, json_num(sm.out, "sum_sent", "retransmits"));
 out:
-	free(out);
-	free(xout);
-	child_close(&cli);
-	child_close(&xdp);
+	sample_done(&sm);
 }
 
 static void teardown(struct scen *s)
@@ -188,16 +153,10 @@ const struct scenario scen_veth_tcp = {
 		"GRO on veth1 off (veth default) and on. CPU: /proc/stat deltas over the "
 		"iperf3 run, % of one core per Gbit/s, machine-wide.",
 	.needs = "iperf3 ethtool ss",
-	.metrics = metrics,
-	.nmetrics = M_NR,
-	.cols = cols,
-	.ncols = sizeof(cols) / sizeof(cols[0]),
+	SCEN_TABLE(metrics, cols),
 	.ratio_head = { "× no XDP", "× GRO off" },
 	.plot_ylabel = "throughput ratio (per round)",
 	.duration = 5,
 	.quick_duration = 1,
-	.plan = plan,
-	.setup = setup,
-	.sample = sample,
-	.teardown = teardown,
+	SCEN_HOOKS,
 };

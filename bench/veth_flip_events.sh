@@ -1,15 +1,12 @@
 #!/bin/bash
 # per-window kernel event counts in one iperf3 stream, no XDP vs xdplab pass --frags
-# usage (in the guest, cwd /work/main): flipstat.sh MTU WINDOW PAIRS
+# usage (in the guest, cwd /work/main): bench/veth_flip_events.sh MTU WINDOW PAIRS
 mtu=${1:-1500} win=${2:-3} pairs=${3:-3}
 A=fsa B=fsb
-cleanup() { kill $cli $srv $xp 2>/dev/null; wait 2>/dev/null; ip netns del $A 2>/dev/null; ip netns del $B 2>/dev/null; }
+cleanup() { kill $cli $srv $xp 2>/dev/null; wait 2>/dev/null; veth_pair_down; }
 trap cleanup EXIT
-ip netns add $A; ip netns add $B
-ip -n $A link add veth0 type veth peer name veth1 netns $B
-ip -n $A addr add 198.18.1.1/24 dev veth0; ip -n $B addr add 198.18.1.2/24 dev veth1
-ip -n $A link set veth0 mtu $mtu up; ip -n $B link set veth1 mtu $mtu up
-ip -n $A link set lo up; ip -n $B link set lo up
+. "$(dirname "$0")/veth_pair.sh"
+veth_pair_up $mtu || exit 1
 ip netns exec $B iperf3 -s >/dev/null 2>&1 & srv=$!
 sleep 1
 ip netns exec $A iperf3 -c 198.18.1.2 -t 600 >/dev/null 2>&1 & cli=$!

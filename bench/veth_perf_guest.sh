@@ -1,17 +1,14 @@
 #!/bin/bash
 # wall-clock profile of iperf3 through a veth pair, no XDP vs xdplab pass --frags,
 # with bytes and kernel event counts per mode so cost per byte can be compared.
-# usage (in the guest, cwd /work/main): perf-guest2.sh MTU SECS OUTDIR
+# usage (in the guest, cwd /work/main): bench/veth_perf_guest.sh MTU SECS OUTDIR
 mtu=${1:-1500} secs=${2:-6} out=${3:-/tmp/pg2}
 mkdir -p $out
 A=hvpa B=hvpb
-cleanup() { kill $srv $xp 2>/dev/null; wait 2>/dev/null; ip netns del $A 2>/dev/null; ip netns del $B 2>/dev/null; }
+cleanup() { kill $srv $xp 2>/dev/null; wait 2>/dev/null; veth_pair_down; }
 trap cleanup EXIT
-ip netns add $A; ip netns add $B
-ip -n $A link add veth0 type veth peer name veth1 netns $B
-ip -n $A addr add 198.18.1.1/24 dev veth0; ip -n $B addr add 198.18.1.2/24 dev veth1
-ip -n $A link set veth0 mtu $mtu up; ip -n $B link set veth1 mtu $mtu up
-ip -n $A link set lo up; ip -n $B link set lo up
+. "$(dirname "$0")/veth_pair.sh"
+veth_pair_up $mtu || exit 1
 snap() { awk '/^ctxt|^intr|^softirq/ {print $1, $2}' /proc/stat; awk '/NET_RX|NET_TX|TIMER|RCU|SCHED/ {s=0; for(i=2;i<=NF;i++) s+=$i; print $1, s}' /proc/softirqs; }
 n=0
 for mode in none frags none frags; do

@@ -1,15 +1,13 @@
 #!/bin/bash
 # attach and detach xdplab pass --frags N times on the receiving veth while an
 # iperf3 stream runs through the pair (the dispatcher is re-patched each time)
-# usage (in the guest, cwd /work/main): attach-stress.sh N
+# usage (in the guest, cwd /work/main): bench/veth_attach_stress.sh N
 n=${1:-200}
 A=asa B=asb
-cleanup() { kill $cli $srv 2>/dev/null; wait 2>/dev/null; ip netns del $A 2>/dev/null; ip netns del $B 2>/dev/null; }
+cleanup() { kill $cli $srv 2>/dev/null; wait 2>/dev/null; veth_pair_down; }
 trap cleanup EXIT
-ip netns add $A; ip netns add $B
-ip -n $A link add veth0 type veth peer name veth1 netns $B
-ip -n $A addr add 198.18.1.1/24 dev veth0; ip -n $B addr add 198.18.1.2/24 dev veth1
-ip -n $A link set veth0 up; ip -n $B link set veth1 up
+. "$(dirname "$0")/veth_pair.sh"
+veth_pair_up 1500 || exit 1
 ip netns exec $B iperf3 -s >/dev/null 2>&1 & srv=$!
 sleep 1
 ip netns exec $A iperf3 -c 198.18.1.2 -t 3600 -A 0,1 >/dev/null 2>&1 & cli=$!
