@@ -371,6 +371,17 @@ static int setup(struct scen *s)
 	return 0;
 }
 
+/* The empty programs have negative indices; only the others are in progs[]
+ * (spelled out so that no compiler sees a negative subscript). */
+static const char *prog_label(int pi)
+{
+	if (pi == EMPTY)
+		return "empty";
+	if (pi == EMPTY_FRAGS)
+		return "empty_frags";
+	return pi >= 0 ? progs[pi].name : "?";
+}
+
 static void sample(struct scen *s, struct point *p, int round)
 {
 	int pi = p->knob[K_PROG], size = p->knob[K_SIZE];
@@ -407,9 +418,8 @@ static void sample(struct scen *s, struct point *p, int round)
 			  peers[progs[pi].peer].rule ?: "", size, repeat);
 	else
 		point_cmd(p, "xdplab-bench: bpf_prog_test_run_opts(%s, %d-byte UDP frame%s, "
-			  "repeat %u)",
-			  pi == EMPTY ? "empty" : pi == EMPTY_FRAGS ? "empty_frags" :
-			  progs[pi].name, size, size == BIG ? " (multi-buffer)" : "", repeat);
+			  "repeat %u)", prog_label(pi), size,
+			  size == BIG ? " (multi-buffer)" : "", repeat);
 	if (bpf_prog_test_run_opts(fd, &opts)) {
 		point_err(p, "BPF_PROG_TEST_RUN failed: %s", strerror(errno));
 		p->skip = true;
