@@ -30,7 +30,7 @@ flavours="$([ "${RT:-0}" = 0 ] || echo ' RT=1')$([ "${FAULT:-0}" = 0 ] || echo '
 case "$kernel" in
 6.12 | "") ;;
 *)
-	[ -z "$flavours" ] || die "${flavours# } needs the 6.12 kernel built here: KERNEL=$kernel is prebuilt and cannot be reconfigured" \
+	[ -z "$flavours" ] || die "${flavours# }: only for the 6.12 kernel built here; KERNEL=$kernel is prebuilt and cannot be reconfigured" \
 		"drop KERNEL= to build 6.12 with${flavours}, or drop${flavours} to boot $kernel" ;;
 esac
 case "$kernel" in

@@ -13,8 +13,12 @@
 #   PATCHES=none|all|veth,tun,macb   series to apply (default all)
 #   KERNEL=6.12|debian-6.1|<image>   which kernel (default 6.12 from source)
 #   DEBUG=1                          KASAN, lockdep, kmemleak, DEBUG_NET
+#   RT=1                             PREEMPT_RT + lockdep + atomic-sleep checks
+#   FAULT=1                          failslab, fail_page_alloc, fail_function
+#                                    (DEBUG, RT, FAULT combine; 6.12 only)
 #   KERNEL_SRC=<tree>  PATCHDIR=<dir>  XDPLAB_CACHE=<dir>  VMTEST_TIMEOUT=<s>
 #   VMTEST_MEM=<MiB>  VMTEST_SMP=<n>  XDPLAB_KVM=auto|0|1  VMTEST_VERBOSE=1  V=1
+#   VMTEST_SEED=0                    a new flavour's first build starts cold
 #
 # Variables given on the command line reach the scripts through the
 # environment; ARCH is handed over explicitly because the Makefile sets it.
