@@ -44,8 +44,12 @@ LIB_OBJS := $(patsubst lib/%.c,$(OUT)/lib/%.o,$(wildcard lib/*.c))
 LOADER_OBJS := $(patsubst loaders/%.c,$(OUT)/loaders/%.o,$(wildcard loaders/*.c))
 TEST_OBJS := $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/*.c))
 
+# BPF_NO_PRESERVE_ACCESS_INDEX: the programs read packets, ctx and their own
+# maps, never a kernel struct, so vmlinux.h's CO-RE relocations would only
+# turn each packet-header field read (struct iphdr & co, whose offsets the
+# wire fixes) into three instructions instead of one.
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	      -I vmlinux/$(ARCH) -I progs
+	      -DBPF_NO_PRESERVE_ACCESS_INDEX -I vmlinux/$(ARCH) -I progs
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -MMD -MP -I progs -I $(SKEL) -I lib
 LDLIBS += -lbpf -lelf -lz -lpthread

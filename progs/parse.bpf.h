@@ -44,7 +44,7 @@
 #define XDPLAB_MAX_IPV6_EXT	16
 
 struct xdplab_pkt {
-	__u32 len;		/* whole frame, fragments included */
+	__u64 len;		/* whole frame, fragments included (64 bits: no zero-extension on every use) */
 	__u16 l3_off;
 	__u16 l4_off;
 	__u16 sport;		/* host byte order, TCP/UDP only */
@@ -53,6 +53,7 @@ struct xdplab_pkt {
 	__u8  l4;		/* XDPLAB_L4_* */
 	__u8  malformed;	/* a header was cut short or inconsistent */
 	__u8  too_deep;		/* IPv6 chain longer than XDPLAB_MAX_IPV6_EXT */
+	__u8  multibuf;		/* the frame has fragments (frags entry points only) */
 };
 
 /* Wire formats vmlinux.h has no stable uapi name for. Declared here, after
@@ -172,12 +173,20 @@ static __always_inline int xdplab_ipv6_skip_ext(struct xdp_md *ctx, __u32 *off, 
 	return xdplab_ipv6_is_ext(nexthdr) ? -2 : nexthdr;
 }
 
-/* The whole frame's length: a helper call only where there can be
- * fragments.
+/* Zeroes *p and takes the whole frame's length: a helper call, and a
+ * multi-buffer check, only where there can be fragments.
  */
-static __always_inline __u32 xdplab_frame_len(struct xdp_md *ctx, bool frags)
+static __always_inline void xdplab_pkt_init(struct xdp_md *ctx, struct xdplab_pkt *p, bool frags)
 {
-	return frags ? bpf_xdp_get_buff_len(ctx) : ctx->data_end - ctx->data;
+	__u64 linear = ctx->data_end - ctx->data;
+
+	__builtin_memset(p, 0, sizeof(*p));
+	if (!frags) {
+		p->len = linear;
+		return;
+	}
+	p->len = bpf_xdp_get_buff_len(ctx);
+	p->multibuf = p->len > linear;
 }
 
 /*
@@ -249,8 +258,7 @@ static __always_inline int xdplab_parse(struct xdp_md *ctx, struct xdplab_pkt *p
 	int l4proto, i;
 	bool direct = true;	/* is off a constant here? see xdplab_hdr() */
 
-	__builtin_memset(p, 0, sizeof(*p));
-	p->len = xdplab_frame_len(ctx, frags);
+	xdplab_pkt_init(ctx, p, frags);
 	if (xdplab_parse_fast(ctx, p))
 		return 0;
 

@@ -71,11 +71,11 @@ XDPLAB_RUN_CONFIG(xdp_redirect_cpu_frags);
 
 static __always_inline int cpumap_verdict(struct xdp_md *ctx)
 {
-	__u32 action = cfg.cpu_action;
+	__u32 action = cfg.cpu_action, len = bpf_xdp_get_buff_len(ctx);
 
 	if (action > XDP_REDIRECT || action == XDP_TX || action == XDP_REDIRECT)
 		action = XDP_PASS;	/* no device to send on from a cpumap */
-	xdplab_count_rec(ctx, &cpumap_stats, action, bpf_xdp_get_buff_len(ctx));
+	xdplab_count_rec(&cpumap_stats, action, len, len > ctx->data_end - ctx->data);
 	return action;
 }
 

@@ -64,8 +64,7 @@ struct {
 	__type(value, __u64);
 } xdp_proto SEC(".maps");
 
-static __always_inline void xdplab_count_rec(struct xdp_md *ctx, void *map,
-					     __u32 slot, __u32 len)
+static __always_inline void xdplab_count_rec(void *map, __u32 slot, __u64 len, bool multibuf)
 {
 	struct xdplab_datarec *rec = bpf_map_lookup_elem(map, &slot);
 
@@ -73,7 +72,7 @@ static __always_inline void xdplab_count_rec(struct xdp_md *ctx, void *map,
 		return;
 	rec->packets++;
 	rec->bytes += len;
-	if (len > ctx->data_end - ctx->data)
+	if (multibuf)
 		rec->mb_packets++;
 }
 
@@ -84,16 +83,15 @@ static __always_inline void xdplab_count_rec(struct xdp_md *ctx, void *map,
 static __always_inline int xdplab_verdict(struct xdp_md *ctx,
 					  const struct xdplab_pkt *p, int action)
 {
-	__u32 l4 = p->l4;
-	__u64 *n;
-
 	if (action < 0 || action > XDP_REDIRECT)
 		action = XDP_ABORTED;
-	xdplab_count_rec(ctx, &xdp_stats, action, p->len);
+	xdplab_count_rec(&xdp_stats, action, p->len, p->multibuf);
 	if (p->malformed)
-		xdplab_count_rec(ctx, &xdp_stats, XDPLAB_STAT_MALFORMED, p->len);
+		xdplab_count_rec(&xdp_stats, XDPLAB_STAT_MALFORMED, p->len, p->multibuf);
 	if (cfg.count_proto) {
-		n = bpf_map_lookup_elem(&xdp_proto, &l4);
+		__u32 l4 = p->l4;
+		__u64 *n = bpf_map_lookup_elem(&xdp_proto, &l4);
+
 		if (n)
 			(*n)++;
 	}
@@ -113,8 +111,7 @@ static __always_inline void xdplab_inspect(struct xdp_md *ctx, struct xdplab_pkt
 		xdplab_parse(ctx, p, frags);
 		return;
 	}
-	__builtin_memset(p, 0, sizeof(*p));
-	p->len = xdplab_frame_len(ctx, frags);
+	xdplab_pkt_init(ctx, p, frags);
 }
 
 /* Swaps source and destination MAC: in place when they are in the linear
@@ -147,13 +144,17 @@ static __always_inline int xdplab_swap_macs(struct xdp_md *ctx)
  */
 static __always_inline bool xdplab_match(const struct xdplab_pkt *p)
 {
-	if (cfg.match_ipver && p->ipver != cfg.match_ipver)
+	/* cfg is volatile: one load each, not one per mention. */
+	__u8 ipver = cfg.match_ipver, l4 = cfg.match_l4;
+	__u16 dport = cfg.match_dport;
+
+	if (ipver && p->ipver != ipver)
 		return false;
 	if (p->too_deep)
 		return true;
-	if (cfg.match_l4 && p->l4 != cfg.match_l4)
+	if (l4 && p->l4 != l4)
 		return false;
-	if (cfg.match_dport && p->dport != cfg.match_dport)
+	if (dport && p->dport != dport)
 		return false;
 	return true;
 }
