@@ -306,6 +306,11 @@ void mac_str(char buf[18], const unsigned char mac[6]);
 
 /* ---- a tap device in a namespace (tap_dev.c) ---- */
 
+/* The thread the tap scenarios (tap, tap-vhost, tap-fwd) reproduce; each
+ * goes on to say how it reproduces it.
+ */
+#define SEED_001_TAP "Seed 001 (tun: NAPI for batched XDP buffs, Feb 2022): "
+
 struct tap_dev {
 	int fd;			/* not persistent: the device goes with the fd */
 	unsigned char mac[6];

@@ -161,7 +161,7 @@ static void teardown(struct scen *s)
 const struct scenario scen_tap = {
 	.name = "tap",
 	.title = "frames written to a tap fd, IFF_NAPI off and on, XDP on the tap",
-	.seed = "Seed 001 (tun: NAPI for batched XDP buffs, Feb 2022): iperf3 through tap <-> "
+	.seed = SEED_001_TAP "iperf3 through tap <-> "
 		"testpmd, 4.63 -> 9.28 Gbit/s once NAPI (and so GRO) served vhost-net's batched "
 		"path (Linux 5.18); Hemminger asked about sendmmsg on tap. Here one process "
 		"writev()s 64-byte frames into the tap; the XDP program is xdplab's, native on "

@@ -347,7 +347,7 @@ static void teardown(struct scen *s)
 const struct scenario scen_tap_fwd = {
 	.name = "tap-fwd",
 	.title = "iperf3 TCP through a user-space forwarder into a vhost-net-fed tap, IFF_NAPI off/on",
-	.seed = "Seed 001 (tun: NAPI for batched XDP buffs, Feb 2022): iperf3 from a NIC through "
+	.seed = SEED_001_TAP "iperf3 from a NIC through "
 		"testpmd into a tap over vhost-net's batched path: 4.63 -> 9.28 Gbit/s once the "
 		"batched XDP buffs got NAPI, and so GRO. Here: veth in place of the NIC, an "
 		"AF_PACKET TPACKET_V2 forwarder in place of testpmd, lib/vhost_net.c in place "

@@ -400,7 +400,7 @@ static void teardown(struct scen *s)
 const struct scenario scen_tap_vhost = {
 	.name = "tap-vhost",
 	.title = "frames into a tap through vhost-net batches and write(), NAPI off/on, XDP drop/pass",
-	.seed = "Seed 001 (tun: NAPI for batched XDP buffs, Feb 2022): vhost-net hands tun "
+	.seed = SEED_001_TAP "vhost-net hands tun "
 		"TUN_MSG_PTR batches; NAPI (and GRO) for them doubled iperf3 through tap <-> "
 		"testpmd (4.63 -> 9.28 Gbit/s). Here lib/vhost_net.c is the guest: a TX ring "
 		"of 256 buffers kicked every 64 frames, beside writev() on the tap fd; a UDP "
