@@ -107,6 +107,7 @@ struct scen {
 	char note[1024];	/* printed under the table */
 	double started, ended;	/* CLOCK_MONOTONIC */
 	double load;		/* 1-minute load average when it started */
+	char *netns[2];		/* made by scen_netns_add(), deleted after teardown */
 };
 
 extern const struct scenario scen_veth_tcp, scen_veth_redirect, scen_small_udp, scen_tap,
@@ -166,10 +167,25 @@ void point_set(struct point *p, int round, int mi, double v);
 void point_set_cpu(struct point *p, int round, int user, const struct cpusplit *cs);
 /* Appends to p->error (kept short); prints it with -v. */
 void point_err(struct point *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* point_err(), and the point is left out of later rounds: it cannot be
+ * measured here (a tool is missing or did not load).
+ */
+void point_skip(struct point *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A set-up step failed for this point with its reason in s->error: move it
+ * to the point, so the next point starts clean.
+ */
+void point_take_error(struct point *p, struct scen *s);
 /* Appends one command line to p->cmd ("; " separated). */
 void point_cmd(struct point *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whole seconds (at least 1), for iperf3 -t. */
 int scen_secs(const struct scen *s);
+/* Makes a throw-away namespace xdplab-PID-TAG into ns (NETNS_NAME_MAX) for
+ * the scenario; the runner deletes it after teardown, whatever happened.
+ * 0, or -1 with s->error set.
+ */
+int scen_netns_add(struct scen *s, const char *tag, char *ns);
+/* Deletes what scen_netns_add() made; the runner calls it. */
+void scen_netns_del_all(struct scen *s);
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- processes (run.c) ---- */

@@ -293,6 +293,7 @@ static void run_scenario(struct scen *s)
 	if (d->setup(s)) {
 		bench_log("%s: %s", d->name, s->error[0] ? s->error : "setup failed");
 		d->teardown(s);
+		scen_netns_del_all(s);
 		s->ended = now();
 		return;
 	}
@@ -343,6 +344,7 @@ static void run_scenario(struct scen *s)
 	(void)done;
 	d->teardown(s);
 	children_kill_all();
+	scen_netns_del_all(s);
 	s->ended = now();
 }
 

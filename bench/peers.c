@@ -237,8 +237,7 @@ static int attach(struct sample *sm, struct point *p, int tool, int rule)
 	if (child_start(&sm->xdp, vp.ns[1], (char *const[]){ "xdp-bench",
 							     (char *)rule_id[rule],
 							     vp.ifname[1], NULL })) {
-		point_err(p, "cannot start xdp-bench");
-		p->skip = true;
+		point_skip(p, "cannot start xdp-bench");
 		return -1;
 	}
 	point_cmd(p, "%s &", sm->xdp.cmd);
@@ -247,9 +246,8 @@ static int attach(struct sample *sm, struct point *p, int tool, int rule)
 			return -1;
 		child_wait(&sm->xdp, 5);
 		xdp_bench_why(&sm->xdp, why, sizeof(why));
-		point_err(p, "xdp-bench did not load (exit %d): %s", sm->xdp.status,
+		point_skip(p, "xdp-bench did not load (exit %d): %s", sm->xdp.status,
 			  why[0] ? why : "no message");
-		p->skip = true;
 		return -1;
 	}
 	return 0;

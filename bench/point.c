@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "netns.h"
 
 struct bench_cfg bench = { .repeat = 5, .port = 5201 };
 volatile int bench_stop;
@@ -101,15 +102,12 @@ void point_set_cpu(struct point *p, int round, int user, const struct cpusplit *
 	point_set(p, round, user + 3, cs->idle);
 }
 
-void point_err(struct point *p, const char *fmt, ...)
+static void point_verr(struct point *p, const char *fmt, va_list ap)
 {
 	char msg[320];
-	va_list ap;
 	size_t n;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	for (char *c = msg; *c; c++)
 		if (*c == '\n' || *c == '|')
 			*c = *c == '|' ? '/' : ' ';
@@ -119,6 +117,31 @@ void point_err(struct point *p, const char *fmt, ...)
 		return;		/* the same failure in another round */
 	n = strlen(p->error);
 	snprintf(p->error + n, sizeof(p->error) - n, "%s%s", n ? "; " : "", msg);
+}
+
+void point_err(struct point *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	point_verr(p, fmt, ap);
+	va_end(ap);
+}
+
+void point_skip(struct point *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	point_verr(p, fmt, ap);
+	va_end(ap);
+	p->skip = true;
+}
+
+void point_take_error(struct point *p, struct scen *s)
+{
+	point_err(p, "%s", s->error);
+	s->error[0] = '\0';
 }
 
 void point_cmd(struct point *p, const char *fmt, ...)
@@ -141,4 +164,33 @@ int scen_secs(const struct scen *s)
 	int secs = (int)(s->duration + 0.5);
 
 	return secs < 1 ? 1 : secs;
+}
+
+int scen_netns_add(struct scen *s, const char *tag, char *ns)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(s->netns) / sizeof(s->netns[0]) && s->netns[i]; i++)
+		;
+	if (i == sizeof(s->netns) / sizeof(s->netns[0])) {
+		snprintf(s->error, sizeof(s->error), "more namespaces than struct scen holds");
+		return -1;
+	}
+	if (netns_add(tag, ns)) {
+		snprintf(s->error, sizeof(s->error), "cannot make namespace %s (run with -v)", tag);
+		return -1;
+	}
+	s->netns[i] = ns;
+	return 0;
+}
+
+void scen_netns_del_all(struct scen *s)
+{
+	for (size_t i = 0; i < sizeof(s->netns) / sizeof(s->netns[0]); i++) {
+		if (s->netns[i] && s->netns[i][0])
+			netns_del(s->netns[i]);
+		if (s->netns[i])
+			s->netns[i][0] = '\0';
+		s->netns[i] = NULL;
+	}
 }

@@ -396,8 +396,7 @@ static void sample(struct scen *s, struct point *p, int round)
 	static const char *const verdicts[] = { "ABORTED", "DROP", "PASS", "TX", "REDIRECT" };
 
 	if (fd < 0) {
-		point_err(p, "%s", pi >= 0 && progs[pi].error[0] ? progs[pi].error : "not loaded");
-		p->skip = true;
+		point_skip(p, "%s", pi >= 0 && progs[pi].error[0] ? progs[pi].error : "not loaded");
 		return;
 	}
 	if (size == BIG) {
@@ -421,8 +420,7 @@ static void sample(struct scen *s, struct point *p, int round)
 			  "repeat %u)", prog_label(pi), size,
 			  size == BIG ? " (multi-buffer)" : "", repeat);
 	if (bpf_prog_test_run_opts(fd, &opts)) {
-		point_err(p, "BPF_PROG_TEST_RUN failed: %s", strerror(errno));
-		p->skip = true;
+		point_skip(p, "BPF_PROG_TEST_RUN failed: %s", strerror(errno));
 		return;
 	}
 	point_set(p, round, M_NS, opts.duration);

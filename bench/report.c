@@ -242,6 +242,19 @@ static void jnum(FILE *f, double v)
 		fprintf(f, "%.6g", v);
 }
 
+/* key is the JSON text before the value: ',"name":' and the like. */
+static void jfield(FILE *f, const char *key, const char *v)
+{
+	fputs(key, f);
+	jstr(f, v);
+}
+
+static void jfield_num(FILE *f, const char *key, double v)
+{
+	fputs(key, f);
+	jnum(f, v);
+}
+
 static void jstats(FILE *f, const double *v, int n)
 {
 	double med, lo, hi;
@@ -253,12 +266,9 @@ static void jstats(FILE *f, const double *v, int n)
 		jnum(f, v[r]);
 	}
 	stats3(v, n, &med, &lo, &hi);
-	fputs("],\"median\":", f);
-	jnum(f, med);
-	fputs(",\"min\":", f);
-	jnum(f, lo);
-	fputs(",\"max\":", f);
-	jnum(f, hi);
+	jfield_num(f, "],\"median\":", med);
+	jfield_num(f, ",\"min\":", lo);
+	jfield_num(f, ",\"max\":", hi);
 	fputc('}', f);
 }
 
@@ -298,26 +308,18 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 	file_field(cpu, sizeof(cpu), "/proc/cpuinfo", "model name");
 	file_field(mem, sizeof(mem), "/proc/meminfo", "MemTotal");
 
-	fputs("{\"tool\":\"xdplab-bench\",\"date\":", f);
-	jstr(f, date);
-	fputs(",\"command\":", f);
-	jstr(f, argv_line);
+	jfield(f, "{\"tool\":\"xdplab-bench\",\"date\":", date);
+	jfield(f, ",\"command\":", argv_line);
 	fprintf(f, ",\"interrupted\":%s,\"quick\":%s,\"repeat\":%d,", interrupted ? "true" : "false",
 		bench.quick ? "true" : "false", bench.repeat);
-	fputs("\"machine\":{\"hostname\":", f);
-	jstr(f, host);
-	fputs(",\"arch\":", f);
-	jstr(f, u.machine);
-	fputs(",\"cpu\":", f);
-	jstr(f, cpu);
+	jfield(f, "\"machine\":{\"hostname\":", host);
+	jfield(f, ",\"arch\":", u.machine);
+	jfield(f, ",\"cpu\":", cpu);
 	fprintf(f, ",\"cpus\":%ld,\"memory\":", sysconf(_SC_NPROCESSORS_ONLN));
 	jstr(f, mem);
-	fputs(",\"load_before\":", f);
-	jnum(f, load_before);
-	fputs("},\"kernel\":{\"release\":", f);
-	jstr(f, u.release);
-	fputs(",\"version\":", f);
-	jstr(f, u.version);
+	jfield_num(f, ",\"load_before\":", load_before);
+	jfield(f, "},\"kernel\":{\"release\":", u.release);
+	jfield(f, ",\"version\":", u.version);
 	fputs("},\"scenarios\":[", f);
 
 	for (int i = 0; i < n; i++) {
@@ -325,24 +327,17 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 		const struct scenario *d = s->def;
 
 		fputs(i ? ",\n{" : "\n{", f);
-		fputs("\"name\":", f);
-		jstr(f, d->name);
-		fputs(",\"title\":", f);
-		jstr(f, d->title);
-		fputs(",\"seed\":", f);
-		jstr(f, d->seed);
+		jfield(f, "\"name\":", d->name);
+		jfield(f, ",\"title\":", d->title);
+		jfield(f, ",\"seed\":", d->seed);
 		fprintf(f, ",\"rounds\":%d,\"warmup_rounds\":%d,\"alternate\":%s,\"pin\":%s,"
 			"\"sample_seconds\":%g,\"wall_seconds\":%.1f,",
 			s->rounds, bench.warmup, bench.alternate ? "true" : "false",
 			bench.pin ? "true" : "false", s->duration, s->ended - s->started);
-		fputs("\"load_at_start\":", f);
-		jnum(f, s->load);
-		fputs(",\"note\":", f);
-		jstr(f, s->note);
-		fputs(",\"error\":", f);
-		jstr(f, s->error);
-		fputs(",\"main_metric\":", f);
-		jstr(f, d->metrics[d->cols[0].metric].key);
+		jfield_num(f, "\"load_at_start\":", s->load);
+		jfield(f, ",\"note\":", s->note);
+		jfield(f, ",\"error\":", s->error);
+		jfield(f, ",\"main_metric\":", d->metrics[d->cols[0].metric].key);
 		fputs(",\"units\":{", f);
 		for (int m = 0; m < d->nmetrics; m++) {
 			if (m)
@@ -360,12 +355,9 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 				continue;
 			fputs(first ? "\n {" : ",\n {", f);
 			first = 0;
-			fputs("\"id\":", f);
-			jstr(f, p->id);
-			fputs(",\"group\":", f);
-			jstr(f, p->group);
-			fputs(",\"label\":", f);
-			jstr(f, p->label);
+			jfield(f, "\"id\":", p->id);
+			jfield(f, ",\"group\":", p->group);
+			jfield(f, ",\"label\":", p->label);
 			fputs(",\"reproduce\":", f);
 			{
 				char *rep = NULL;
@@ -377,8 +369,7 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 			}
 			fputs(",\"commands\":", f);
 			jcmds(f, p->cmd);
-			fputs(",\"error\":", f);
-			jstr(f, p->error);
+			jfield(f, ",\"error\":", p->error);
 			fputs(",\"metrics\":{", f);
 			for (int m = 0; m < d->nmetrics; m++) {
 				if (m)
@@ -394,8 +385,7 @@ void report_json(FILE *f, struct scen *const *all, int n, const char *argv_line,
 				point_ratios(s, p, w, r);
 				fputs(k++ ? ",{\"to\":" : "{\"to\":", f);
 				jstr(f, s->pts[p->base[w]].id);
-				fputs(",\"name\":", f);
-				jstr(f, d->ratio_head[w]);
+				jfield(f, ",\"name\":", d->ratio_head[w]);
 				fputs(",\"ratio\":", f);
 				jstats(f, r, s->rounds);
 				fputc('}', f);

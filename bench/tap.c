@@ -91,10 +91,8 @@ static int setup(struct scen *s)
 {
 	tap.fd = -1;
 	tap_napi = -1;
-	if (netns_add("tap", ns)) {
-		snprintf(s->error, sizeof(s->error), "cannot make a namespace (run with -v)");
+	if (scen_netns_add(s, "tap", ns))
 		return -1;
-	}
 	return tap_open(s, false);
 }
 
@@ -109,8 +107,7 @@ static void sample(struct scen *s, struct point *p, int round)
 
 	sample_init(&sm);
 	if (napi != tap_napi && tap_open(s, napi)) {
-		point_err(p, "%s", s->error);
-		s->error[0] = '\0';
+		point_take_error(p, s);
 		return;
 	}
 	point_cmd(p, "xdplab-bench: tap " TAP " in %s (TUNSETIFF IFF_TAP|IFF_NO_PI%s, "
@@ -154,8 +151,6 @@ static void teardown(struct scen *s)
 {
 	(void)s;
 	tap_close();
-	netns_del(ns);
-	ns[0] = '\0';
 }
 
 const struct scenario scen_tap = {

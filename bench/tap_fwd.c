@@ -144,10 +144,12 @@ static int setup(struct scen *s)
 		snprintf(s->note, sizeof(s->note), "Not measured: %s.", why);
 		return 0;
 	}
-	if (veth_pair_add(&vp, "fwd", NET_ID, 1500) || netns_add("fwdtap", nsb)) {
-		snprintf(s->error, sizeof(s->error), "cannot make the namespaces (run with -v)");
+	if (veth_pair_add(&vp, "fwd", NET_ID, 1500)) {
+		snprintf(s->error, sizeof(s->error), "cannot make the veth pair (run with -v)");
 		return -1;
 	}
+	if (scen_netns_add(s, "fwdtap", nsb))
+		return -1;
 	mac_str(veth0_mac, vp.mac[0]);
 	/* veth1 is the forwarder's wire: no address of its own. The client
 	 * side sends what a NIC would put on the wire: MTU-sized frames with
@@ -247,19 +249,16 @@ static void sample(struct scen *s, struct point *p, int round)
 
 	sample_init(&sm);
 	if (novhost[0]) {
-		point_err(p, "%s", novhost);
-		p->skip = true;
+		point_skip(p, "%s", novhost);
 		return;
 	}
 	if (napi != tap_napi && tap_open(s, napi)) {
-		point_err(p, "%s", s->error);
-		s->error[0] = '\0';
+		point_take_error(p, s);
 		return;
 	}
 	if (!server_up) {
 		if (iperf3_server(&server, nsb, bench.port, s->error, sizeof(s->error))) {
-			point_err(p, "%s", s->error);
-			s->error[0] = '\0';
+			point_take_error(p, s);
 			return;
 		}
 		server_up = true;
@@ -340,8 +339,6 @@ static void teardown(struct scen *s)
 	server_up = false;
 	tap_close();
 	veth_pair_del(&vp);
-	netns_del(nsb);
-	nsb[0] = '\0';
 }
 
 const struct scenario scen_tap_fwd = {

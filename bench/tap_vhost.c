@@ -215,10 +215,8 @@ static int setup(struct scen *s)
 	novhost[0] = '\0';
 	if (why)
 		snprintf(novhost, sizeof(novhost), "%s", why);
-	if (netns_add("tapvh", ns)) {
-		snprintf(s->error, sizeof(s->error), "cannot make a namespace (run with -v)");
+	if (scen_netns_add(s, "tapvh", ns))
 		return -1;
-	}
 	if (tap_open(s, false))
 		return -1;
 	if (novhost[0])
@@ -283,18 +281,15 @@ static void sample(struct scen *s, struct point *p, int round)
 
 	sample_init(&sm);
 	if (path == VIA_VHOST && novhost[0]) {
-		point_err(p, "%s", novhost);
-		p->skip = true;
+		point_skip(p, "%s", novhost);
 		return;
 	}
 	if (napi != tap_napi && tap_open(s, napi)) {
-		point_err(p, "%s", s->error);
-		s->error[0] = '\0';
+		point_take_error(p, s);
 		return;
 	}
 	if (path == VIA_VHOST && !have_vhost) {
-		point_err(p, "%s", novhost);
-		p->skip = true;
+		point_skip(p, "%s", novhost);
 		return;
 	}
 	f = &frames[p->knob[K_SIZE]];
@@ -393,8 +388,6 @@ static void teardown(struct scen *s)
 {
 	(void)s;
 	tap_close();
-	netns_del(ns);
-	ns[0] = '\0';
 }
 
 const struct scenario scen_tap_vhost = {
