@@ -52,7 +52,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 me=compare-kernels
-die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
+. bench/script_lib.sh
 
 rounds=5 secs=10 warmup=1 cpus=2 pin="" icount="" out="" kernels=() points=()
 argv=("$@")
@@ -66,7 +66,7 @@ while [ $# -gt 0 ]; do
 	-I) [ $# -ge 2 ] || die "-I wants an icount shift"; icount=$2; shift 2 ;;
 	-o) [ $# -ge 2 ] || die "-o wants a directory"; out=$2; shift 2 ;;
 	-k) [ $# -ge 2 ] || die "-k wants NAME=KERNEL"; kernels+=("$2"); shift 2 ;;
-	-h | --help) sed -n '3,/^set -e/p' "$0" | sed -e 's/^# \{0,1\}//' -e '/^set -e/d'; exit 0 ;;
+	-h | --help) usage ;;
 	-*) die "unknown option '$1'" "try $0 --help" ;;
 	*) points+=("$1"); shift ;;
 	esac

@@ -40,7 +40,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 me=insn_profile
-die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
+. bench/script_lib.sh
 point="" point_b="" net=0 secs=8 sym=tun_get_user min=2 out="" stock="" patched=""
 argv=("$@")
 while [ $# -gt 0 ]; do
@@ -52,9 +52,8 @@ while [ $# -gt 0 ]; do
 	-e) [ $# -ge 2 ] || die "-e wants a kernel symbol"; sym=$2; shift 2 ;;
 	-m) [ $# -ge 2 ] || die "-m wants instructions a frame"; min=$2; shift 2 ;;
 	-o) [ $# -ge 2 ] || die "-o wants a directory"; out=$2; shift 2 ;;
-	--stock) [ $# -ge 2 ] || die "--stock wants a bzImage"; stock=$2; shift 2 ;;
-	--patched) [ $# -ge 2 ] || die "--patched wants a bzImage"; patched=$2; shift 2 ;;
-	-h | --help) sed -n '3,/^set -e/p' "$0" | sed -e 's/^# \{0,1\}//' -e '/^set -e/d'; exit 0 ;;
+	--stock | --patched) kernel_opt "$1" $# "${2:-}"; shift 2 ;;
+	-h | --help) usage ;;
 	*) die "unknown argument '$1'" "try $0 --help" ;;
 	esac
 done

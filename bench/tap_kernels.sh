@@ -53,7 +53,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 me=tap_kernels
-die() { echo "$me: $1" >&2; [ -z "${2:-}" ] || echo "$me: $2" >&2; exit 2; }
+. bench/script_lib.sh
 rounds=3 secs=3 boots=1 napi=0 all=0 pre="" out="" stock="" patched=""
 cpus=2 icount="" pin="" sel=()
 argv=("$@")
@@ -70,9 +70,8 @@ while [ $# -gt 0 ]; do
 	-P) pin=" --pin"; shift ;;
 	-t) [ $# -ge 2 ] || die "-t wants a command"; pre=$2; shift 2 ;;
 	-o) [ $# -ge 2 ] || die "-o wants a directory"; out=$2; shift 2 ;;
-	--stock) [ $# -ge 2 ] || die "--stock wants a bzImage"; stock=$2; shift 2 ;;
-	--patched) [ $# -ge 2 ] || die "--patched wants a bzImage"; patched=$2; shift 2 ;;
-	-h | --help) sed -n '3,/^set -e/p' "$0" | sed -e 's/^# \{0,1\}//' -e '/^set -e/d'; exit 0 ;;
+	--stock | --patched) kernel_opt "$1" $# "${2:-}"; shift 2 ;;
+	-h | --help) usage ;;
 	*) die "unknown argument '$1'" "try $0 --help" ;;
 	esac
 done
