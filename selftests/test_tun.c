@@ -18,7 +18,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -839,6 +841,183 @@ out_skel:
 	xdp_drop_bpf__destroy(skel);
 }
 
+/* The same race, made certain: a writer takes a buffer from the old pool
+ * and is held inside its copy from user space (a page fault waiting for
+ * the mmap lock, which an mprotect() of a large populated mapping holds),
+ * while the device is deleted and the fd attached to a new one. The
+ * mprotect() also takes away the page the writer copies from, so its copy
+ * then fails and tun keeps the buffer for the next frame. The old pool's page must
+ * go back to the old pool: the old pool must be gone while the fd lives.
+ */
+/* The mapping the writer copies from: SRC_PAGES never touched (each write
+ * faults), then HOLD_MAPS mappings of the same HOLD_MB of shared memory,
+ * all populated: millions of page table entries for mprotect() to rewrite
+ * under the lock, without the memory.
+ */
+#define SRC_PAGES 65536
+#define HOLD_MB 128
+#define HOLD_MAPS 64
+
+struct copy_race {
+	int fd;
+	uint8_t *src;
+	size_t page;
+	int done, err;		/* writer: finished, errno of its last write */
+	long writes;
+	double t_done, t_unmapped;
+};
+
+static void *copy_race_writer(void *arg)
+{
+	struct copy_race *r = arg;
+	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
+
+	for (long i = 0; i < SRC_PAGES; i++) {
+		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { r->src + i * r->page, 1000 } };
+
+		if (writev(r->fd, iov, 2) < 0 && errno == EFAULT) {
+			r->err = EFAULT;
+			break;
+		}
+		__atomic_add_fetch(&r->writes, 1, __ATOMIC_RELAXED);
+	}
+	r->t_done = now_secs();
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* mprotect() holds the mmap lock for writing while it rewrites every
+ * page table entry of the mapping (munmap() would downgrade it before it
+ * frees the pages); PROT_NONE makes the writer's copy fail afterwards.
+ */
+static void *copy_race_unmap(void *arg)
+{
+	struct copy_race *r = arg;
+
+	mprotect(r->src, (size_t)SRC_PAGES * r->page + ((size_t)HOLD_MAPS * HOLD_MB << 20),
+		 PROT_NONE);
+	r->t_unmapped = now_secs();
+	return NULL;
+}
+
+static void reattach_while_copying(void)
+{
+	size_t page = sysconf(_SC_PAGESIZE), srclen = (size_t)SRC_PAGES * page;
+	size_t holdlen = (size_t)HOLD_MB << 20, maplen = srclen + HOLD_MAPS * holdlen;
+	struct copy_race r = { .fd = -1, .page = page };
+	char ns[NETNS_NAME_MAX] = "", cmd[160];
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+	pthread_t writer, unmapper;
+	struct tap t = { .fd = -1 };
+	int go[2] = { -1, -1 }, st, err = -1, mfd = -1;
+	struct pp_info pi = {};
+	posix_spawn_file_actions_t fa;
+	double end, t0, t1;
+	pid_t del = -1;
+	bool held;
+	ssize_t wr;
+
+	if (!ASSERT_OK(netns_add("tunrc", ns), "netns"))
+		return;
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t), "tap") || !ASSERT_OK(pipe(go), "pipe"))
+		goto out;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), TAP0);
+	/* The deleter, ip -batch, waits for its command on the pipe: spawning
+	 * it once the mmap lock is held would wait for the lock too.
+	 */
+	if (!ASSERT_OK(posix_spawn_file_actions_init(&fa), "spawn actions"))
+		goto out;
+	posix_spawn_file_actions_adddup2(&fa, go[0], 0);
+	posix_spawn_file_actions_addclose(&fa, go[1]);
+	snprintf(cmd, sizeof(cmd), "%s", ns);
+	err = posix_spawnp(&del, "ip", &fa, NULL,
+			   (char *[]){ "ip", "-n", cmd, "-batch", "-", NULL }, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (!ASSERT_OK(err, "spawn deleter"))
+		goto out;
+	close(go[0]);
+	go[0] = -1;
+	/* Address space only; the writer's pages are mapped over it. */
+	r.src = mmap(NULL, maplen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!ASSERT_NEQ(r.src, MAP_FAILED, "address space"))
+		goto out;
+	if (!ASSERT_NEQ(mmap(r.src, srclen, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), MAP_FAILED,
+			"the writer's pages"))
+		goto out_map;
+	mfd = memfd_create("tun-hold", MFD_CLOEXEC);
+	if (!ASSERT_GE(mfd, 0, "memfd") || !ASSERT_OK(ftruncate(mfd, holdlen), "memfd size"))
+		goto out_map;
+	for (int i = 0; i < HOLD_MAPS; i++)
+		if (!ASSERT_NEQ(mmap(r.src + srclen + i * holdlen, holdlen, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_FIXED | MAP_POPULATE, mfd, 0), MAP_FAILED,
+				"populated shared mapping"))
+			goto out_map;
+	r.fd = t.fd;
+	if (!ASSERT_OK(pthread_create(&writer, NULL, copy_race_writer, &r), "writer"))
+		goto out_map;
+	end = now_secs() + 10;
+	while (__atomic_load_n(&r.writes, __ATOMIC_RELAXED) < 100 && now_secs() < end)
+		usleep(1000);
+	if (!ASSERT_OK(pthread_create(&unmapper, NULL, copy_race_unmap, &r), "unmapper")) {
+		pthread_join(writer, NULL);
+		goto out_map;
+	}
+	/* Let the writer block in its copy, then delete the device and
+	 * attach the fd to a new one while it is held there.
+	 */
+	usleep(20 * 1000);
+	/* Nothing here may fault or map memory (the lock is held): no
+	 * output until the new tap is there.
+	 */
+	t0 = now_secs();
+	wr = write(go[1], "link del " TAP0 "\n", sizeof("link del " TAP0 "\n") - 1);
+	close(go[1]);
+	go[1] = -1;
+	end = now_secs() + 20;
+	while ((err = ioctl(t.fd, TUNSETIFF, &ifr)) && errno == EEXIST && now_secs() < end)
+		;
+	t1 = now_secs();
+	held = !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
+	ASSERT_EQ(wr, (ssize_t)sizeof("link del " TAP0 "\n") - 1, "start the deleter");
+	ASSERT_OK(err, "same fd, new tap, while the writer copies");
+	ASSERT_TRUE(held, "the writer was still held when the new tap came (else: more HOLD_MAPS)");
+	pthread_join(unmapper, NULL);
+	pthread_join(writer, NULL);
+	munmap(r.src, maplen);
+	if (test__verbose())
+		printf("    new tap %.3f s after the delete began, copy failed at %.3f s, "
+		       "mprotect done at %.3f s\n", t1 - t0, r.t_done - t0, r.t_unmapped - t0);
+	ASSERT_EQ(r.err, EFAULT, "the writer's copy failed once the page was gone");
+	waitpid(del, &st, 0);
+	del = -1;
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0, "old tap deleted");
+	for (int i = 0; i < 50; i++) {
+		if (!pp_dump(ns, 0, false, &pi) && !pi.detached)
+			break;
+		usleep(200 * 1000);
+	}
+	ASSERT_EQ(pi.detached, 0, "pools of the deleted tap left while the fd lives on");
+	tap_close(&t);
+	assert_pools_gone(ns, "page pools left after closing the tap");
+	goto out;
+out_map:
+	munmap(r.src, maplen);
+out:
+	if (mfd >= 0)
+		close(mfd);
+	if (del > 0) {
+		kill(del, SIGKILL);
+		waitpid(del, &st, 0);
+	}
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	tap_close(&t);
+	netns_del(ns);
+}
+
 TEST(tun_page_pool)
 {
 	char ns[NETNS_NAME_MAX] = "", why[128];
@@ -916,6 +1095,8 @@ TEST(tun_page_pool)
 		dropped_buffer_freed();
 	if (test__start_subtest("reattach_under_traffic"))
 		reattach_under_traffic();
+	if (test__start_subtest("reattach_while_copying"))
+		reattach_while_copying();
 out:
 	if (sfd >= 0)
 		close(sfd);
