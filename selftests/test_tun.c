@@ -846,10 +846,11 @@ out_skel:
  * the mmap lock, which an mprotect() of a large populated mapping holds),
  * while the device is deleted and the fd attached to a new one. The
  * mprotect() also takes away the page the writer copies from, so its copy
- * then fails and tun keeps the buffer for the next frame. The old pool's page must
- * go back to the old pool: the old pool must be gone while the fd lives.
- */
-/* The mapping the writer copies from: SRC_PAGES never touched (each write
+ * then fails and tun keeps the buffer for the next frame. That buffer
+ * must go back to the old pool: the old pool must be gone while the fd
+ * lives.
+ *
+ * The mapping the writer copies from: SRC_PAGES never touched (each write
  * faults), then HOLD_MAPS mappings of the same HOLD_MB of shared memory,
  * all populated: millions of page table entries for mprotect() to rewrite
  * under the lock, without the memory.
@@ -864,7 +865,7 @@ struct copy_race {
 	size_t page;
 	int done, err;		/* writer: finished, errno of its last write */
 	long writes;
-	double t_done, t_unmapped;
+	double t_done, t_protected;
 };
 
 static void *copy_race_writer(void *arg)
@@ -890,13 +891,13 @@ static void *copy_race_writer(void *arg)
  * page table entry of the mapping (munmap() would downgrade it before it
  * frees the pages); PROT_NONE makes the writer's copy fail afterwards.
  */
-static void *copy_race_unmap(void *arg)
+static void *copy_race_protect(void *arg)
 {
 	struct copy_race *r = arg;
 
 	mprotect(r->src, (size_t)SRC_PAGES * r->page + ((size_t)HOLD_MAPS * HOLD_MB << 20),
 		 PROT_NONE);
-	r->t_unmapped = now_secs();
+	r->t_protected = now_secs();
 	return NULL;
 }
 
@@ -907,7 +908,7 @@ static void reattach_while_copying(void)
 	struct copy_race r = { .fd = -1, .page = page };
 	char ns[NETNS_NAME_MAX] = "", cmd[160];
 	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
-	pthread_t writer, unmapper;
+	pthread_t writer, protector;
 	struct tap t = { .fd = -1 };
 	int go[2] = { -1, -1 }, st, err = -1, mfd = -1;
 	struct pp_info pi = {};
@@ -959,17 +960,16 @@ static void reattach_while_copying(void)
 	end = now_secs() + 10;
 	while (__atomic_load_n(&r.writes, __ATOMIC_RELAXED) < 100 && now_secs() < end)
 		usleep(1000);
-	if (!ASSERT_OK(pthread_create(&unmapper, NULL, copy_race_unmap, &r), "unmapper")) {
+	if (!ASSERT_OK(pthread_create(&protector, NULL, copy_race_protect, &r), "mprotect")) {
 		pthread_join(writer, NULL);
 		goto out_map;
 	}
 	/* Let the writer block in its copy, then delete the device and
-	 * attach the fd to a new one while it is held there.
+	 * attach the fd to a new one while it is held there. Nothing here may
+	 * fault or map memory (the lock is held): no output until the new tap
+	 * is there.
 	 */
 	usleep(20 * 1000);
-	/* Nothing here may fault or map memory (the lock is held): no
-	 * output until the new tap is there.
-	 */
 	t0 = now_secs();
 	wr = write(go[1], "link del " TAP0 "\n", sizeof("link del " TAP0 "\n") - 1);
 	close(go[1]);
@@ -982,12 +982,12 @@ static void reattach_while_copying(void)
 	ASSERT_EQ(wr, (ssize_t)sizeof("link del " TAP0 "\n") - 1, "start the deleter");
 	ASSERT_OK(err, "same fd, new tap, while the writer copies");
 	ASSERT_TRUE(held, "the writer was still held when the new tap came (else: more HOLD_MAPS)");
-	pthread_join(unmapper, NULL);
+	pthread_join(protector, NULL);
 	pthread_join(writer, NULL);
 	munmap(r.src, maplen);
 	if (test__verbose())
 		printf("    new tap %.3f s after the delete began, copy failed at %.3f s, "
-		       "mprotect done at %.3f s\n", t1 - t0, r.t_done - t0, r.t_unmapped - t0);
+		       "mprotect done at %.3f s\n", t1 - t0, r.t_done - t0, r.t_protected - t0);
 	ASSERT_EQ(r.err, EFAULT, "the writer's copy failed once the page was gone");
 	waitpid(del, &st, 0);
 	del = -1;
