@@ -18,27 +18,35 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/genetlink.h>
+#include <linux/if_link.h>
 #include <linux/if_tun.h>
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "fault_inject.h"
 #include "netns.h"
 #include "pkt.h"
 #include "page_pool.h"
 #include "test.h"
 #include "tun.h"
 #include "vhost_net.h"
+#include "xdplab.h"
+#include "xdp_drop.skel.h"
 
 #define TAP0 "xtun0"
 #define TAP1 "xtun1"
@@ -55,30 +63,46 @@ static char out[65536];
 enum path { VIA_WRITE, VIA_VHOST };
 static const char *const path_name[] = { "write", "vhost" };
 
-int tap_make(const char *ns, const char *name, int extra_flags, int mtu, struct tap *t)
+/* Makes t->fd (opened in ns, not attached to a device) the tap name in
+ * ns: a new device, or the same fd attached again after its device went
+ * away.
+ */
+static int tap_set_iff(const char *ns, const char *name, int extra_flags, int mtu,
+		       struct tap *t)
 {
 	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | extra_flags };
-	int saved = netns_enter(ns);
+	int saved = netns_enter(ns), err;
 
-	t->fd = -1;
 	if (saved < 0)
 		return -1;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	/* O_NONBLOCK: tun_build_skb() (and so XDP in the driver) needs it. */
-	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (t->fd < 0 || ioctl(t->fd, TUNSETIFF, &ifr) || vhost_net_tap_prepare(t->fd) ||
-	    ioctl(t->fd, SIOCGIFHWADDR, &ifr)) {
-		netns_leave(saved);
-		if (t->fd >= 0)
-			close(t->fd);
-		t->fd = -1;
-		return -1;
-	}
+	err = ioctl(t->fd, TUNSETIFF, &ifr) || vhost_net_tap_prepare(t->fd) ||
+	      ioctl(t->fd, SIOCGIFHWADDR, &ifr);
 	netns_leave(saved);
+	if (err)
+		return -1;
 	memcpy(t->mac, ifr.ifr_hwaddr.sa_data, 6);
 	t->ifindex = netns_ifindex(ns, name);
-	if (sh("ip -n %s link set %s mtu %d up", ns, name, mtu))
+	return sh("ip -n %s link set %s mtu %d up", ns, name, mtu) ? -1 : 0;
+}
+
+int tap_make(const char *ns, const char *name, int extra_flags, int mtu, struct tap *t)
+{
+	int saved = netns_enter(ns);
+
+	if (saved < 0)
 		return -1;
+	/* O_NONBLOCK: tun_build_skb() (and so XDP in the driver) needs it.
+	 * The device goes to the namespace the fd was opened in.
+	 */
+	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	netns_leave(saved);
+	if (t->fd < 0)
+		return -1;
+	if (tap_set_iff(ns, name, extra_flags, mtu, t)) {
+		tap_close(t);
+		return -1;
+	}
 	return 0;
 }
 
@@ -103,8 +127,26 @@ static uint16_t csum_fold32(uint32_t s)
 
 void frame_build(struct frame *f, const struct tap *t, enum size_kind k)
 {
+	bool gso = k == SZ_GSO || k == SZ_GSO_BIG;
+
+	frame_build_udp(f, t, size_len[k], gso ? GSO_SIZE : 0, gso);
+}
+
+/* Sum of the IPv4 pseudo header of the UDP datagram in the frame. */
+static uint32_t udp_pseudo_sum(const uint8_t *ip, size_t udp_len)
+{
+	uint32_t s = 0;
+
+	for (int i = 12; i < 20; i += 2)
+		s += (ip[i] << 8) | ip[i + 1];
+	return s + 17 + udp_len;
+}
+
+void frame_build_udp(struct frame *f, const struct tap *t, size_t len, unsigned int gso_size,
+		     bool partial_csum)
+{
 	struct pkt_spec spec = { .ipver = 4, .l4 = PKT_UDP, .sport = 4242, .dport = PORT,
-				 .len = size_len[k] };
+				 .len = len };
 
 	memcpy(spec.dst_mac, t->mac, 6);
 	memcpy(spec.src_mac, (uint8_t[]){ 2, 0, 0, 0, 0x22, 2 }, 6);
@@ -113,27 +155,43 @@ void frame_build(struct frame *f, const struct tap *t, enum size_kind k)
 	memset(&f->vh, 0, sizeof(f->vh));
 	f->len = pkt_build(f->data, sizeof(f->data), &spec);
 	f->payload = f->len - 42;
-	if (k == SZ_GSO || k == SZ_GSO_BIG) {
-		/* UDP segmentation offload asked of the kernel, the way a
-		 * guest's virtio-net would: partial checksum (pseudo header
-		 * only) in the UDP header, the rest described by the header.
+	if (partial_csum) {
+		/* Checksum offload asked of the kernel, the way a guest's
+		 * virtio-net would: partial checksum (pseudo header only) in
+		 * the UDP header, the rest described by the header.
 		 */
-		uint8_t *ip = f->data + 14, *udp = ip + 20;
-		uint32_t s = 0;
+		uint8_t *udp = f->data + 14 + 20;
+		uint32_t s = csum_fold32(udp_pseudo_sum(f->data + 14, f->len - 34));
 
-		for (int i = 12; i < 20; i += 2)
-			s += (ip[i] << 8) | ip[i + 1];
-		s += 17 + f->len - 34;
-		s = csum_fold32(s);
 		udp[6] = s >> 8;
 		udp[7] = s & 0xff;
 		f->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-		f->vh.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
-		f->vh.hdr_len = 42;
-		f->vh.gso_size = GSO_SIZE;
 		f->vh.csum_start = 34;
 		f->vh.csum_offset = 6;
 	}
+	if (gso_size) {
+		/* UDP segmentation offload. */
+		f->vh.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
+		f->vh.hdr_len = 42;
+		f->vh.gso_size = gso_size;
+	}
+}
+
+/* Is the UDP checksum of the datagram at ip (udp_len bytes) complete and
+ * right? A zero checksum field (none) counts as right.
+ */
+static bool udp_csum_ok(const uint8_t *ip, size_t udp_len)
+{
+	const uint8_t *udp = ip + 20;
+	uint32_t s = udp_pseudo_sum(ip, udp_len);
+
+	if (!udp[6] && !udp[7])
+		return true;
+	for (size_t i = 0; i + 1 < udp_len; i += 2)
+		s += (udp[i] << 8) | udp[i + 1];
+	if (udp_len & 1)
+		s += udp[udp_len - 1] << 8;
+	return csum_fold32(s) == 0xffff;
 }
 
 int send_write(const struct tap *t, const struct frame *f, int n)
@@ -229,9 +287,11 @@ int sock_collect(int fd, size_t payload, int want, double timeout)
 
 /* Frames read from a tap fd (virtio-net header first): UDP to PORT,
  * reassembled; for tx the source MAC must be the one the frame was sent to.
+ * With bad_csum, counts there the frames whose UDP checksum is neither
+ * complete and right nor left to the reader (NEEDS_CSUM in the header).
  */
-static int tap_collect(int fd, size_t payload, int want, const uint8_t *src_mac,
-		       double timeout)
+static int tap_collect_csum(int fd, size_t payload, int want, const uint8_t *src_mac,
+			    double timeout, int *bad_csum)
 {
 	static uint8_t buf[65536 + VHOST_NET_HDR_LEN];
 	struct reasm r = { .payload = payload };
@@ -254,10 +314,20 @@ static int tap_collect(int fd, size_t payload, int want, const uint8_t *src_mac,
 				r.bad++;
 				continue;
 			}
+			if (bad_csum && !(((struct virtio_net_hdr *)buf)->flags &
+					  VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
+			    !udp_csum_ok(ip, flen - 34))
+				(*bad_csum)++;
 			reasm_piece(&r, eth + 42, flen - 42);
 		}
 	}
 	return r.bad ? -r.bad : r.good;
+}
+
+static int tap_collect(int fd, size_t payload, int want, const uint8_t *src_mac,
+		       double timeout)
+{
+	return tap_collect_csum(fd, payload, want, src_mac, timeout, NULL);
 }
 
 /* ---- the verdict matrix ---- */
@@ -671,6 +741,283 @@ out:
 	netns_del(ns);
 }
 
+/* XDP_DROP in the driver on the tap ifindex of ns, or -1. */
+static int xdp_drop_attach(struct xdp_drop_bpf *skel, const char *ns, int ifindex)
+{
+	int saved = netns_enter(ns), err;
+
+	if (saved < 0)
+		return -1;
+	err = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.xdp_drop),
+			     XDP_FLAGS_DRV_MODE, NULL);
+	netns_leave(saved);
+	return err;
+}
+
+/* The same tap fd, written to all along by another process under an
+ * XDP_DROP program (every frame's buffer kept in the queue for the next),
+ * while its device is deleted and the fd attached to a new one: the old
+ * device's pool is destroyed and the new one created with writers inside
+ * tun_get_user(). A buffer of an old pool must not stay in the queue of the
+ * new: once the writes stop, no pool of a deleted device may be left while
+ * the fd lives on, and none at all once it is closed.
+ */
+#define REATTACH_ROUNDS 8
+
+static void reattach_under_traffic(void)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	struct xdp_drop_bpf *skel;
+	unsigned long long *written = MAP_FAILED;
+	struct pp_info pi = {};
+	static struct frame f;
+	pid_t pid = -1;
+	int st;
+
+	skel = xdp_drop_bpf__open_and_load();
+	if (!ASSERT_OK_PTR(skel, "load xdp_drop"))
+		return;
+	if (!ASSERT_OK(netns_add("tunra", ns), "netns"))
+		goto out_skel;
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t), "tap"))
+		goto out;
+	written = mmap(NULL, sizeof(*written), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!ASSERT_NEQ(written, MAP_FAILED, "shared counter"))
+		goto out;
+	*written = 0;
+	frame_build(&f, &t, SZ_64);
+	pid = fork();
+	if (pid == 0) {
+		/* Until killed; EBADFD while the fd has no device. */
+		for (;;)
+			if (send_write(&t, &f, 1) == 1)
+				__atomic_add_fetch(written, 1, __ATOMIC_RELAXED);
+	}
+	if (!ASSERT_GE(pid, 0, "fork"))
+		goto out;
+	for (int round = 0; round < REATTACH_ROUNDS; round++) {
+		unsigned long long w0 = __atomic_load_n(written, __ATOMIC_RELAXED);
+		double end = now_secs() + 10;
+
+		if (!ASSERT_OK(xdp_drop_attach(skel, ns, t.ifindex), "attach xdp_drop"))
+			break;
+		/* Frames dropped, and so buffers kept, on this device. */
+		while (__atomic_load_n(written, __ATOMIC_RELAXED) < w0 + 200 && now_secs() < end)
+			usleep(1000);
+		if (!ASSERT_OK(sh("ip -n %s link del " TAP0, ns), "delete under traffic"))
+			break;
+		if (!ASSERT_OK(tap_set_iff(ns, TAP0, 0, 1500, &t), "same fd, new tap"))
+			break;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	pid = -1;
+	/* Pools of deleted devices go within their release retries (a
+	 * second apart) once their pages are back.
+	 */
+	for (int i = 0; i < 50; i++) {
+		if (!pp_dump(ns, 0, false, &pi) && !pi.detached)
+			break;
+		usleep(200 * 1000);
+	}
+	ASSERT_EQ(pi.detached, 0, "pools of deleted taps left while the fd lives on");
+	ASSERT_EQ(pi.npools, 1, "the live tap's pool");
+	if (test__verbose())
+		printf("    %llu frames written over %d re-attaches\n", *written, REATTACH_ROUNDS);
+	tap_close(&t);
+	assert_pools_gone(ns, "page pools left after closing the tap");
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	if (written != MAP_FAILED)
+		munmap(written, sizeof(*written));
+	tap_close(&t);
+	netns_del(ns);
+out_skel:
+	xdp_drop_bpf__destroy(skel);
+}
+
+/* The same race, made certain: a writer takes a buffer from the old pool
+ * and is held inside its copy from user space (a page fault waiting for
+ * the mmap lock, which an mprotect() of a large populated mapping holds),
+ * while the device is deleted and the fd attached to a new one. The
+ * mprotect() also takes away the page the writer copies from, so its copy
+ * then fails and tun keeps the buffer for the next frame. That buffer
+ * must go back to the old pool: the old pool must be gone while the fd
+ * lives.
+ *
+ * The mapping the writer copies from: SRC_PAGES never touched (each write
+ * faults), then HOLD_MAPS mappings of the same HOLD_MB of shared memory,
+ * all populated: millions of page table entries for mprotect() to rewrite
+ * under the lock, without the memory.
+ */
+#define SRC_PAGES 65536
+#define HOLD_MB 128
+#define HOLD_MAPS 64
+
+struct copy_race {
+	int fd;
+	uint8_t *src;
+	size_t page;
+	int done, err;		/* writer: finished, errno of its last write */
+	long writes;
+	double t_done, t_protected;
+};
+
+static void *copy_race_writer(void *arg)
+{
+	struct copy_race *r = arg;
+	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
+
+	for (long i = 0; i < SRC_PAGES; i++) {
+		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { r->src + i * r->page, 1000 } };
+
+		if (writev(r->fd, iov, 2) < 0 && errno == EFAULT) {
+			r->err = EFAULT;
+			break;
+		}
+		__atomic_add_fetch(&r->writes, 1, __ATOMIC_RELAXED);
+	}
+	r->t_done = now_secs();
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* mprotect() holds the mmap lock for writing while it rewrites every
+ * page table entry of the mapping (munmap() would downgrade it before it
+ * frees the pages); PROT_NONE makes the writer's copy fail afterwards.
+ */
+static void *copy_race_protect(void *arg)
+{
+	struct copy_race *r = arg;
+
+	mprotect(r->src, (size_t)SRC_PAGES * r->page + ((size_t)HOLD_MAPS * HOLD_MB << 20),
+		 PROT_NONE);
+	r->t_protected = now_secs();
+	return NULL;
+}
+
+static void reattach_while_copying(void)
+{
+	size_t page = sysconf(_SC_PAGESIZE), srclen = (size_t)SRC_PAGES * page;
+	size_t holdlen = (size_t)HOLD_MB << 20, maplen = srclen + HOLD_MAPS * holdlen;
+	struct copy_race r = { .fd = -1, .page = page };
+	char ns[NETNS_NAME_MAX] = "", cmd[160];
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+	pthread_t writer, protector;
+	struct tap t = { .fd = -1 };
+	int go[2] = { -1, -1 }, st, err = -1, mfd = -1;
+	struct pp_info pi = {};
+	posix_spawn_file_actions_t fa;
+	double end, t0, t1;
+	pid_t del = -1;
+	bool held;
+	ssize_t wr;
+
+	if (!ASSERT_OK(netns_add("tunrc", ns), "netns"))
+		return;
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t), "tap") || !ASSERT_OK(pipe(go), "pipe"))
+		goto out;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), TAP0);
+	/* The deleter, ip -batch, waits for its command on the pipe: spawning
+	 * it once the mmap lock is held would wait for the lock too.
+	 */
+	if (!ASSERT_OK(posix_spawn_file_actions_init(&fa), "spawn actions"))
+		goto out;
+	posix_spawn_file_actions_adddup2(&fa, go[0], 0);
+	posix_spawn_file_actions_addclose(&fa, go[1]);
+	snprintf(cmd, sizeof(cmd), "%s", ns);
+	err = posix_spawnp(&del, "ip", &fa, NULL,
+			   (char *[]){ "ip", "-n", cmd, "-batch", "-", NULL }, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (!ASSERT_OK(err, "spawn deleter"))
+		goto out;
+	close(go[0]);
+	go[0] = -1;
+	/* Address space only; the writer's pages are mapped over it. */
+	r.src = mmap(NULL, maplen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!ASSERT_NEQ(r.src, MAP_FAILED, "address space"))
+		goto out;
+	if (!ASSERT_NEQ(mmap(r.src, srclen, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), MAP_FAILED,
+			"the writer's pages"))
+		goto out_map;
+	mfd = memfd_create("tun-hold", MFD_CLOEXEC);
+	if (!ASSERT_GE(mfd, 0, "memfd") || !ASSERT_OK(ftruncate(mfd, holdlen), "memfd size"))
+		goto out_map;
+	for (int i = 0; i < HOLD_MAPS; i++)
+		if (!ASSERT_NEQ(mmap(r.src + srclen + i * holdlen, holdlen, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_FIXED | MAP_POPULATE, mfd, 0), MAP_FAILED,
+				"populated shared mapping"))
+			goto out_map;
+	r.fd = t.fd;
+	if (!ASSERT_OK(pthread_create(&writer, NULL, copy_race_writer, &r), "writer"))
+		goto out_map;
+	end = now_secs() + 10;
+	while (__atomic_load_n(&r.writes, __ATOMIC_RELAXED) < 100 && now_secs() < end)
+		usleep(1000);
+	if (!ASSERT_OK(pthread_create(&protector, NULL, copy_race_protect, &r), "mprotect")) {
+		pthread_join(writer, NULL);
+		goto out_map;
+	}
+	/* Let the writer block in its copy, then delete the device and
+	 * attach the fd to a new one while it is held there. Nothing here may
+	 * fault or map memory (the lock is held): no output until the new tap
+	 * is there.
+	 */
+	usleep(20 * 1000);
+	t0 = now_secs();
+	wr = write(go[1], "link del " TAP0 "\n", sizeof("link del " TAP0 "\n") - 1);
+	close(go[1]);
+	go[1] = -1;
+	end = now_secs() + 20;
+	while ((err = ioctl(t.fd, TUNSETIFF, &ifr)) && errno == EEXIST && now_secs() < end)
+		;
+	t1 = now_secs();
+	held = !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
+	ASSERT_EQ(wr, (ssize_t)sizeof("link del " TAP0 "\n") - 1, "start the deleter");
+	ASSERT_OK(err, "same fd, new tap, while the writer copies");
+	ASSERT_TRUE(held, "the writer was still held when the new tap came (else: more HOLD_MAPS)");
+	pthread_join(protector, NULL);
+	pthread_join(writer, NULL);
+	munmap(r.src, maplen);
+	if (test__verbose())
+		printf("    new tap %.3f s after the delete began, copy failed at %.3f s, "
+		       "mprotect done at %.3f s\n", t1 - t0, r.t_done - t0, r.t_protected - t0);
+	ASSERT_EQ(r.err, EFAULT, "the writer's copy failed once the page was gone");
+	waitpid(del, &st, 0);
+	del = -1;
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0, "old tap deleted");
+	for (int i = 0; i < 50; i++) {
+		if (!pp_dump(ns, 0, false, &pi) && !pi.detached)
+			break;
+		usleep(200 * 1000);
+	}
+	ASSERT_EQ(pi.detached, 0, "pools of the deleted tap left while the fd lives on");
+	tap_close(&t);
+	assert_pools_gone(ns, "page pools left after closing the tap");
+	goto out;
+out_map:
+	munmap(r.src, maplen);
+out:
+	if (mfd >= 0)
+		close(mfd);
+	if (del > 0) {
+		kill(del, SIGKILL);
+		waitpid(del, &st, 0);
+	}
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	tap_close(&t);
+	netns_del(ns);
+}
+
 TEST(tun_page_pool)
 {
 	char ns[NETNS_NAME_MAX] = "", why[128];
@@ -746,6 +1093,10 @@ TEST(tun_page_pool)
 	}
 	if (test__start_subtest("dropped_buffer_freed"))
 		dropped_buffer_freed();
+	if (test__start_subtest("reattach_under_traffic"))
+		reattach_under_traffic();
+	if (test__start_subtest("reattach_while_copying"))
+		reattach_while_copying();
 out:
 	if (sfd >= 0)
 		close(sfd);
@@ -904,5 +1255,183 @@ TEST(tun_xdp_multibuf)
 out:
 	tap_close(&t0);
 	tap_close(&t1);
+	netns_del(ns);
+}
+
+/* ---- what a frame asks of the kernel, on XDP_TX and XDP_REDIRECT ---- */
+
+/* A frame written with GSO or a partial checksum in its virtio-net header,
+ * which an xdp.frags program sends back out (tx) or to a second tap
+ * (redirect), must arrive as the stack would have sent it: segmented where
+ * it is GSO, whatever the segments' size, and with each checksum either
+ * complete or left to the reader (NEEDS_CSUM in the header it reads).
+ * Stock tun ran such frames through generic XDP and kept the skb's state.
+ */
+struct offload_case {
+	const char *name;
+	size_t len;		/* frame bytes */
+	unsigned int gso_size;	/* 0: no GSO */
+};
+
+static const struct offload_case offload_cases[] = {
+	/* a guest at MTU 9000 with UDP GSO: segments larger than a page */
+	{ "gso-8000", 42 + 16000, 8000 },
+	/* larger than a page, checksum left to the kernel, no GSO */
+	{ "csum-9000", 9000, 0 },
+	/* GSO in the header, but one segment's worth of payload */
+	{ "gso-small", 42 + 500, 1000 },
+};
+
+static void offload_verdict(const char *ns, struct tap *t0, struct tap *t1, enum verdict v,
+			    const struct offload_case *c)
+{
+	char args[160];
+	static struct frame f;
+	struct cli_bg bg;
+	int sent, got, bad_csum = 0;
+
+	if (v == V_TX)
+		snprintf(args, sizeof(args), "tx " TAP0 " --frags --json -q");
+	else
+		snprintf(args, sizeof(args), "redirect " TAP0 " " TAP1 " --frags --json -q");
+	if (!cli_attach(&bg, ns, TAP0, args))
+		return;
+	frame_build_udp(&f, t0, c->len, c->gso_size, true);
+	sent = send_write(t0, &f, N_FRAMES);
+	if (ASSERT_EQ(sent, N_FRAMES, "frames written")) {
+		got = tap_collect_csum(v == V_TX ? t0->fd : t1->fd, f.payload, N_FRAMES,
+				       v == V_TX ? t0->mac : NULL, 10, &bad_csum);
+		test__report(got == N_FRAMES, __FILE__, __LINE__, "frames arrived",
+			     "%d of %d %s frames arrived intact (negative: bad ones)", got,
+			     N_FRAMES, c->name);
+		test__report(bad_csum == 0, __FILE__, __LINE__, "checksums",
+			     "%d pieces arrived with an incomplete UDP checksum and no "
+			     "NEEDS_CSUM in their virtio-net header", bad_csum);
+	}
+	cli_stop_ok(&bg, ns, TAP0);
+}
+
+TEST(tun_xdp_offload)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t0 = { .fd = -1 }, t1 = { .fd = -1 };
+	bool rx_sg;
+
+	if (access("/dev/net/tun", R_OK | W_OK)) {
+		test__skip("no /dev/net/tun");
+		return;
+	}
+	if (!ASSERT_OK(netns_add("tunof", ns), "netns"))
+		return;
+	if (!tap_takes_udp_gso(ns)) {
+		test__skip("tap refuses UDP GSO frames (VIRTIO_NET_HDR_GSO_UDP_L4, Linux 6.2)");
+		goto out;
+	}
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 9000, &t0), "tap") ||
+	    !ASSERT_OK(tap_make(ns, TAP1, 0, 9000, &t1), "second tap"))
+		goto out;
+	rx_sg = tap_has_rx_sg(ns);
+	for (enum verdict v = V_TX; v <= V_REDIRECT; v++) {
+		for (size_t i = 0; i < sizeof(offload_cases) / sizeof(offload_cases[0]); i++) {
+			const struct offload_case *c = &offload_cases[i];
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s/%s", verdict_name[v], c->name);
+			if (!test__start_subtest(name))
+				continue;
+			if (v == V_REDIRECT && c->len - 14 > 9000 && !rx_sg)
+				test__skip("tun without RX_SG redirects through generic XDP, "
+					   "which drops a GSO frame larger than the target's MTU");
+			else
+				offload_verdict(ns, &t0, &t1, v, c);
+		}
+	}
+out:
+	tap_close(&t0);
+	tap_close(&t1);
+	netns_del(ns);
+}
+
+/* ---- writes under memory pressure ---- */
+
+/* Stock tun built written frames in the task page_frag, refilled with
+ * GFP_KERNEL: it can reclaim and falls back to order 0. With every
+ * allocation of order 1 and up failing for the writer (fail_page_alloc,
+ * min-order 1, only those that cannot sleep, only this task), frames of
+ * every path must still go in and arrive: 1500 bytes without a program,
+ * 1500 bytes under a pass program, 9000 bytes under a frags pass program.
+ */
+struct pressure_case {
+	const char *name;
+	const char *args;	/* xdplab arguments, NULL: no program */
+	size_t len;
+};
+
+static void pressure_case_run(const char *ns, struct tap *t, int sfd,
+			      const struct pressure_case *c)
+{
+	struct fault_cfg cfg = { .kind = FAULT_PAGE_ALLOC, .probability = 100, .min_order = 1,
+				 .ntasks = 1, .tasks = { getpid() } };
+	static struct frame f;
+	struct fault fault = {};
+	struct cli_bg bg;
+	int sent, got;
+	long injected;
+
+	if (c->args && !cli_attach(&bg, ns, TAP0, c->args))
+		return;
+	frame_build_udp(&f, t, c->len, 0, false);
+	if (ASSERT_OK(fault_arm(&fault, &cfg), "arm fail_page_alloc")) {
+		sent = send_write(t, &f, N_FRAMES);
+		injected = fault_disarm(&fault);
+		test__report(sent == N_FRAMES, __FILE__, __LINE__, "written",
+			     "%d of %d %s writes went in (%s)", sent, N_FRAMES, c->name,
+			     strerror(errno));
+		ASSERT_GT(injected, 0, "allocations failed on purpose");
+		got = sock_collect(sfd, f.payload, sent, 10);
+		ASSERT_EQ(got, sent, "frames at the socket");
+	}
+	if (c->args)
+		cli_stop_ok(&bg, ns, TAP0);
+}
+
+TEST(tun_alloc_pressure)
+{
+	static const struct pressure_case cases[] = {
+		{ "no-xdp", NULL, 1500 },
+		{ "pass", "pass " TAP0 " --json -q", 1500 },
+		{ "frags-9000", "pass " TAP0 " --frags --json -q", 9000 },
+	};
+	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	int sfd = -1;
+
+	if (access("/dev/net/tun", R_OK | W_OK)) {
+		test__skip("no /dev/net/tun");
+		return;
+	}
+	if (why) {
+		test__skip("%s", why);
+		return;
+	}
+	if (!ASSERT_OK(netns_add("tunap", ns), "netns"))
+		return;
+	/* MTU 1500 so that a linear program attaches; written frames are
+	 * not bound by it.
+	 */
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t), "tap") ||
+	    !ASSERT_OK(sh("ip -n %s addr add " TAP_IP "/24 dev " TAP0, ns), "address"))
+		goto out;
+	sfd = udp_listen_in(ns);
+	if (!ASSERT_GE(sfd, 0, "udp socket"))
+		goto out;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (test__start_subtest(cases[i].name))
+			pressure_case_run(ns, &t, sfd, &cases[i]);
+out:
+	if (sfd >= 0)
+		close(sfd);
+	tap_close(&t);
 	netns_del(ns);
 }

@@ -9,6 +9,7 @@
 #ifndef XDPLAB_TUN_H
 #define XDPLAB_TUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/virtio_net.h>
@@ -44,6 +45,12 @@ struct frame {
 
 /* A UDP frame to t of size k, with the virtio-net header it needs. */
 void frame_build(struct frame *f, const struct tap *t, enum size_kind k);
+/* A UDP frame to t of len bytes (at most sizeof(f->data)); gso_size: UDP
+ * GSO in the virtio-net header; partial_csum: the UDP checksum left to the
+ * kernel (NEEDS_CSUM), as GSO needs.
+ */
+void frame_build_udp(struct frame *f, const struct tap *t, size_t len, unsigned int gso_size,
+		     bool partial_csum);
 /* Writes f n times to the tap's fd; returns how many went in whole. */
 int send_write(const struct tap *t, const struct frame *f, int n);
 /* A non-blocking UDP socket on TAP_IP:PORT in ns, or -1. */
