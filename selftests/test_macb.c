@@ -42,6 +42,7 @@
 #include "netns.h"
 #include "test.h"
 #include "gem.h"
+#include "stress.h"
 
 #define JUMBO_MTU 9000
 /* The jumbo ping's payload: an 8146-byte frame (with the software FCS),
@@ -757,21 +758,6 @@ static long kmsg_count(const char *what)
 	return atol(n);
 }
 
-static int set_rx_ring(const char *ifname, int rx)
-{
-	return sh("ethtool -G %s rx %d", ifname, rx);
-}
-
-static int rx_ring_size(const char *ifname)
-{
-	char n[32];
-
-	if (sh_out(n, sizeof(n), "ethtool -g %s | awk '/^Current/ { c = 1 } c && /^RX:/ "
-		   "{ print $2; exit }'", ifname))
-		return -1;
-	return atoi(n);
-}
-
 #define INCONSISTENT "inconsistent Rx descriptor chain"
 
 /* RX works after each of a few downs and ups (the carrier of the board's
@@ -798,12 +784,13 @@ static void rx_after_flaps(const char *ifname, const char *peer)
  */
 static void small_ring_jumbo(const char *ifname, const char *peer)
 {
+	int rx = 0, tx = 0;
 	long before, after;
+	double t0;
 	struct estats a, b;
-	int ring = rx_ring_size(ifname);
 	pid_t pinger;
 
-	if (ring <= 0 || set_rx_ring(ifname, 64)) {
+	if (link_get_rings(NULL, ifname, &rx, &tx) || link_set_rings(NULL, ifname, 64, tx)) {
 		test__skip("%s: ethtool -G rx 64 refused", ifname);
 		return;
 	}
@@ -814,22 +801,20 @@ static void small_ring_jumbo(const char *ifname, const char *peer)
 	before = kmsg_count(INCONSISTENT);
 	if (estats_read(ifname, &a))
 		memset(&a, 0, sizeof(a));
-	/* the guest's pings write TSTART, after which QEMU's GEM looks at
-	 * its RX ring again (it stops at a full one until NWCTRL is written)
+	/* The guest's pings write TSTART, after which QEMU's GEM looks at
+	 * its RX ring again: it stops at a full one until NWCTRL is written
+	 * (README), and each kick then delivers a ring's worth of the
+	 * backlog the flood leaves in the tap.
 	 */
 	pinger = fork();
 	if (pinger == 0) {
-		execlp("sh", "sh", "-c", "exec ping -q -i 0.05 -w 30 -s 56 \"$0\" >/dev/null 2>&1",
+		execlp("sh", "sh", "-c", "exec ping -q -i 0.02 -w 60 -s 56 \"$0\" >/dev/null 2>&1",
 		       peer, (char *)NULL);
 		_exit(127);
 	}
 	/* unpaced: the peer sends as fast as its iperf3 can */
 	sh_out(out, sizeof(out), "timeout 60 iperf3 -c %s --connect-timeout 5000 -u -R -l 8972 "
 	       "-b 0 -t 4 2>&1", peer);
-	if (pinger > 0) {
-		kill(pinger, SIGINT);
-		waitpid(pinger, NULL, 0);
-	}
 	after = kmsg_count(INCONSISTENT);
 	if (!estats_read(ifname, &b)) {
 		long long md = estat_delta(&a, &b, "rx_multi_desc");
@@ -844,11 +829,20 @@ static void small_ring_jumbo(const char *ifname, const char *peer)
 	estats_free(&a);
 	ASSERT_GE(before, 0, "dmesg readable");
 	ASSERT_EQ(after - before, 0, "\"" INCONSISTENT "\" lines during the flood");
-	ASSERT_OK(ping_peer(ifname, peer, 1400, 5, "0.2"), "replies after the flood");
+	/* the tap may still hold a backlog of the flood for QEMU to deliver */
+	t0 = now_secs();
+	while (ping_peer(ifname, peer, 1400, 1, "0.2") && now_secs() - t0 < STRESS_RX_BOUND)
+		;
+	if (test__verbose())
+		printf("    first reply after the flood: %.1f s\n", now_secs() - t0);
+	ASSERT_LT(now_secs() - t0, STRESS_RX_BOUND, "a reply within the bound after the flood");
+	if (pinger > 0) {
+		kill(pinger, SIGINT);
+		waitpid(pinger, NULL, 0);
+	}
 out:
 	set_mtu(ifname, 1500);
-	if (ring > 0)
-		set_rx_ring(ifname, ring);
+	link_set_rings(NULL, ifname, rx, tx);
 	wait_carrier(ifname, 20);
 }
 

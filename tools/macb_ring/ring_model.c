@@ -158,7 +158,7 @@ static void flood(struct model *m, unsigned int n, int rounds, int budget, int f
 	}
 	/* the flood is over and memory is back: the ring drains and refills */
 	m->fail_allocs = 0;
-	while (poll(m, budget))
+	for (unsigned int i = 0; i < 4 * m->size && poll(m, budget); i++)
 		;
 }
 
