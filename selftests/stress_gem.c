@@ -15,6 +15,9 @@
  *	alloc_fail_refill  atomic page and slab allocations fail (5%), and
  *			page_pool_alloc_pages() (20%, fail_function), with a
  *			ring resize now and then: NAPI's RX refill
+ *	reopen_fail	a ring resize and a first program while every
+ *			page-pool allocation fails: refused, and the GEM
+ *			still goes down and up
  *	xdp_tx_stack_tx XDP_TX of every echo reply and the stack's TX (pings,
  *			and an iperf3 UDP stream to the peer) on the GEM's queue
  *
@@ -348,6 +351,97 @@ static void alloc_fail_refill(struct ctx *c)
 	gs_down(&g);
 }
 
+/* Runs link_set_up(up) in a child for at most secs: 0, -EIO when it was
+ * refused, -ETIMEDOUT when it is still in the kernel. Such a child is left
+ * there; it holds rtnl, so the caller must not touch a link any more.
+ */
+static int link_set_up_bounded(const char *ifname, bool up, double secs)
+{
+	double end = now_secs() + secs;
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0)
+		_exit(link_set_up(NULL, ifname, up) ? 1 : 0);
+	if (pid < 0)
+		return -errno;
+	while (now_secs() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
+#define PP_ALLOC_FUNC "page_pool_alloc_pages"
+
+/* A ring resize, then a first XDP program, while every page-pool
+ * allocation fails (fail_function, 100 %): the kernel must refuse each
+ * change, and the interface must still go down and come up again with
+ * RX working. A reopen that failed twice used to leave the GEM up with
+ * NAPI disabled, and the next close spun in napi_disable() for ever,
+ * holding rtnl (issue 16's alloc_fail_refill; issue 20).
+ */
+static void reopen_fail(struct ctx *c)
+{
+	struct fault_cfg cfg = { .kind = FAULT_FUNCTION, .probability = 100,
+				 .func = PP_ALLOC_FUNC, .retval = 0 };
+	static const char *const steps[] = { "ring resize", "first program" };
+	char ifname[IF_NAMESIZE], why[160];
+	const char *peer = getenv("XDPLAB_GEM_PEER"), *no;
+	struct kwatch kw;
+	int rx, tx, err;
+	struct fault f;
+	long injected;
+	pid_t wd;
+
+	if (!gem_find(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	if (!peer || !*peer) {
+		test__skip("XDPLAB_GEM_PEER unset (the address of the GEM's peer, the tap on the host)");
+		return;
+	}
+	no = fault_unavailable(FAULT_FUNCTION);
+	if (no || !fault_function_injectable(PP_ALLOC_FUNC)) {
+		test__skip("%s", no ?: PP_ALLOC_FUNC " is not injectable here");
+		return;
+	}
+	if (link_get_rings(NULL, ifname, &rx, &tx)) {
+		test__skip("%s has no ring parameters", ifname);
+		return;
+	}
+	kwatch_start(&kw);
+	for (int i = 0; i < 2; i++) {
+		if (!ASSERT_OK(fault_arm(&f, &cfg), "fail_function " PP_ALLOC_FUNC))
+			break;
+		err = i == 0 ? link_set_rings(NULL, ifname, rx == 128 ? 256 : 128, tx) :
+			       xdp_set_native(NULL, ifname, c->pp->frags);
+		injected = fault_disarm(&f);
+		if (test__verbose())
+			printf("    %s: %d, %ld allocation(s) failed\n", steps[i], err, injected);
+		if (i == 0 && injected == 0) {
+			test__skip("%s: no page-pool allocation to fail (stock macb)", ifname);
+			link_set_rings(NULL, ifname, rx, tx);
+			break;
+		}
+		ASSERT_NEQ(err, 0, i == 0 ? "ring resize refused" : "first program refused");
+		wd = watchdog_start(30, "the GEM's down after a failed reopen");
+		err = link_set_up_bounded(ifname, false, 60);
+		watchdog_stop(wd);
+		if (!ASSERT_OK(err, "down within 60 s"))
+			return;	/* the down holds rtnl: touch nothing more */
+		ASSERT_OK(link_set_up(NULL, ifname, true), "up again");
+		ASSERT_TRUE(link_wait_carrier(ifname, LINK_BOUND), "carrier");
+		ASSERT_OK(sh("ping -q -c 3 -i 0.2 -W 2 -I %s %s", ifname, peer), "replies");
+	}
+	xdp_set_native(NULL, ifname, -1);
+	link_set_rings(NULL, ifname, rx, tx);
+	link_wait_carrier(ifname, LINK_BOUND);
+	kwatch_check(&kw, "no kernel report");
+}
+
 /* No change: XDP_TX sends every echo reply back out while the stack
  * sends its pings and a UDP stream, on the same TX queue.
  */
@@ -418,6 +512,8 @@ TEST(stress_gem)
 			   "apart from down/up (link_flap)");
 	if (test__start_subtest("alloc_fail_refill"))
 		alloc_fail_refill(&c);
+	if (test__start_subtest("reopen_fail"))
+		reopen_fail(&c);
 	if (test__start_subtest("xdp_tx_stack_tx"))
 		xdp_tx_stack_tx(&c);
 	if (test__start_subtest("kmemleak"))
