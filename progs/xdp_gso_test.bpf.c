@@ -171,8 +171,14 @@ static __always_inline int set_macs(struct xdp_md *ctx, bool swap)
 		__builtin_memcpy(macs, macs + ETH_ALEN, ETH_ALEN);
 		__builtin_memcpy(macs + ETH_ALEN, tmp, ETH_ALEN);
 	} else {
-		__builtin_memcpy(macs, (const void *)gso_cfg.dmac, ETH_ALEN);
-		__builtin_memcpy(macs + ETH_ALEN, (const void *)gso_cfg.smac, ETH_ALEN);
+		/* Byte by byte: a memcpy() from gso_cfg cast to a plain
+		 * pointer lets clang fold the bytes to the initializer's
+		 * zeros, as the load-time values were never read.
+		 */
+		for (int i = 0; i < ETH_ALEN; i++) {
+			macs[i] = gso_cfg.dmac[i];
+			macs[ETH_ALEN + i] = gso_cfg.smac[i];
+		}
 	}
 	return bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs));
 }
