@@ -79,23 +79,40 @@ static __always_inline int push_tag(struct xdp_md *ctx)
 	return bpf_xdp_store_bytes(ctx, 0, hdr, sizeof(hdr));
 }
 
-/* Cut cfg.trim bytes of TCP payload off the end and make the IP length
- * and the checksums say so. The TCP checksum field of a superframe holds
- * the pseudo-header sum only (CHECKSUM_PARTIAL): its length changes.
+/* Cut `trim` bytes of TCP or UDP payload off the end (all but `keep` bytes
+ * when keep is set) and make the IP and UDP lengths and the checksums say so.
+ * The L4 checksum field of a superframe holds the pseudo-header sum only
+ * (CHECKSUM_PARTIAL): its length changes.
  */
-static __always_inline int trim_tail(struct xdp_md *ctx, const struct xdplab_pkt *p)
+static __always_inline int trim_tail(struct xdp_md *ctx, const struct xdplab_pkt *p,
+				     __u32 trim, __u32 keep)
 {
-	__u32 trim = gso_cfg.trim;
 	__u16 old_len, new_len, check;
+	__u32 check_off, l4_hlen;
 	struct tcphdr th;
+	struct udphdr uh;
 
-	if (bpf_xdp_load_bytes(ctx, p->l4_off, &th, sizeof(th)))
-		return -1;
-	if (p->len <= p->l4_off + th.doff * 4 + trim)
+	if (p->l4 == XDPLAB_L4_UDP) {
+		if (bpf_xdp_load_bytes(ctx, p->l4_off, &uh, sizeof(uh)))
+			return -1;
+		l4_hlen = sizeof(uh);
+		check = uh.check;
+		check_off = p->l4_off + offsetof(struct udphdr, check);
+	} else {
+		if (bpf_xdp_load_bytes(ctx, p->l4_off, &th, sizeof(th)))
+			return -1;
+		/* A FIN would then come early and end the stream there */
+		if (th.fin || th.syn || th.rst)
+			return 1;
+		l4_hlen = th.doff * 4;
+		check = th.check;
+		check_off = p->l4_off + offsetof(struct tcphdr, check);
+	}
+	if (keep)
+		trim = p->len > p->l4_off + l4_hlen + keep ?
+		       p->len - p->l4_off - l4_hlen - keep : 0;
+	if (!trim || p->len <= p->l4_off + l4_hlen + trim)
 		return 1;	/* not that much payload: leave it */
-	/* A FIN would then come 'trim' bytes early and end the stream there */
-	if (th.fin || th.syn || th.rst)
-		return 1;
 
 	if (p->ipver == 4) {
 		struct iphdr iph;
@@ -122,9 +139,14 @@ static __always_inline int trim_tail(struct xdp_md *ctx, const struct xdplab_pkt
 		if (bpf_xdp_store_bytes(ctx, p->l3_off, &ip6h, sizeof(ip6h)))
 			return -1;
 	}
-	check = csum_replace(th.check, old_len, new_len);
-	if (bpf_xdp_store_bytes(ctx, p->l4_off + offsetof(struct tcphdr, check),
-				&check, sizeof(check)))
+	if (p->l4 == XDPLAB_L4_UDP) {
+		uh.len = new_len;
+		if (bpf_xdp_store_bytes(ctx, p->l4_off + offsetof(struct udphdr, len),
+					&uh.len, sizeof(uh.len)))
+			return -1;
+	}
+	check = csum_replace(check, old_len, new_len);
+	if (bpf_xdp_store_bytes(ctx, check_off, &check, sizeof(check)))
 		return -1;
 	return bpf_xdp_adjust_tail(ctx, -(int)trim);
 }
@@ -149,14 +171,22 @@ static __always_inline int set_macs(struct xdp_md *ctx, bool swap)
 		__builtin_memcpy(macs, macs + ETH_ALEN, ETH_ALEN);
 		__builtin_memcpy(macs + ETH_ALEN, tmp, ETH_ALEN);
 	} else {
-		__builtin_memcpy(macs, (const void *)gso_cfg.dmac, ETH_ALEN);
-		__builtin_memcpy(macs + ETH_ALEN, (const void *)gso_cfg.smac, ETH_ALEN);
+		/* Byte by byte: a memcpy() from gso_cfg cast to a plain
+		 * pointer lets clang fold the bytes to the initializer's
+		 * zeros, as the load-time values were never read.
+		 */
+		for (int i = 0; i < ETH_ALEN; i++) {
+			macs[i] = gso_cfg.dmac[i];
+			macs[ETH_ALEN + i] = gso_cfg.smac[i];
+		}
 	}
 	return bpf_xdp_store_bytes(ctx, 0, macs, sizeof(macs));
 }
 
 extern int bpf_dynptr_from_xdp(struct xdp_md *xdp, __u64 flags,
 			       struct bpf_dynptr *ptr__uninit) __ksym __weak;
+extern void *bpf_dynptr_slice(const struct bpf_dynptr *p, __u32 offset,
+			      void *buffer__opt, __u32 buffer__szk) __ksym __weak;
 extern void *bpf_dynptr_slice_rdwr(const struct bpf_dynptr *p, __u32 offset,
 				   void *buffer__opt, __u32 buffer__szk) __ksym __weak;
 
@@ -186,6 +216,148 @@ static __always_inline int scribble(struct xdp_md *ctx, __u32 len)
 	return 0;
 }
 
+/* GSO_TEST_SLICE_WRITE: the bytes read back from the copy of the slice. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[GSO_TEST_SLICE_LEN]);
+} gso_seen SEC(".maps");
+
+/* A read-only slice, a write elsewhere in the frame, then a read of the
+ * slice. The verifier keeps an XDP dynptr's slices valid across
+ * bpf_dynptr_write(), so the slice must still point to the frame's bytes
+ * when the write made the kernel replace shared fragments. The slice is
+ * read by a helper (a copy into the frame), which KASAN checks; what it
+ * read is kept in gso_seen for the test to compare.
+ */
+static __always_inline int slice_write(struct xdp_md *ctx)
+{
+	__u32 woff = gso_cfg.write_off, zero = 0;
+	struct bpf_dynptr ptr;
+	__u8 one = 0x5a, *slice, *seen;
+
+	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
+		return -1;
+	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+		return -1;
+	slice = bpf_dynptr_slice(&ptr, gso_cfg.slice_off, NULL, GSO_TEST_SLICE_LEN);
+	if (!slice)
+		return -1;
+	if (bpf_dynptr_write(&ptr, woff, &one, 1, 0))
+		return -1;
+	if (bpf_dynptr_write(&ptr, woff + 100, slice, GSO_TEST_SLICE_LEN, 0))
+		return -1;
+	seen = bpf_map_lookup_elem(&gso_seen, &zero);
+	if (!seen)
+		return -1;
+	return bpf_dynptr_read(seen, GSO_TEST_SLICE_LEN, &ptr, woff + 100, 0);
+}
+
+/* GSO_TEST_TX_STORE on a frame to `port`: a write that changes nothing,
+ * but makes the kernel give the frame private fragments first.
+ */
+static __always_inline int store_same(struct xdp_md *ctx)
+{
+	__u8 b;
+
+	if (bpf_xdp_load_bytes(ctx, gso_cfg.write_off, &b, 1))
+		return -1;
+	return bpf_xdp_store_bytes(ctx, gso_cfg.write_off, &b, 1);
+}
+
+/* GSO_TEST_META_TX: 8 bytes of metadata in front of the frame. */
+static __always_inline int put_meta(struct xdp_md *ctx)
+{
+	__u64 *meta;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
+		return -1;
+	meta = (void *)(long)ctx->data_meta;
+	if ((void *)(meta + 1) > (void *)(long)ctx->data)
+		return -1;
+	*meta = GSO_TEST_META;
+	return 0;
+}
+
+/* GSO_TEST_META_CHECK: 1 if the frame came with put_meta()'s metadata. */
+static __always_inline int has_meta(struct xdp_md *ctx)
+{
+	__u64 *meta = (void *)(long)ctx->data_meta;
+
+	if ((void *)(meta + 1) > (void *)(long)ctx->data)
+		return 0;
+	return *meta == GSO_TEST_META;
+}
+
+/* The review modes, on UDP frames to gso_cfg.port (and tx_port) and, for
+ * GSO_TEST_TRIM_REDIRECT, on superframes. Returns the verdict, or -1 for
+ * a frame they leave to the others.
+ */
+static __always_inline int review(struct xdp_md *ctx, struct xdplab_pkt *p, bool big)
+{
+	bool udp = p->l4 == XDPLAB_L4_UDP && p->dport == gso_cfg.port;
+	__u32 zero = 0;
+	int err = 1;
+	__u64 *n;
+
+	switch (gso_cfg.mode) {
+	case GSO_TEST_SLICE_WRITE:
+		if (!udp)
+			return -1;
+		err = slice_write(ctx);
+		if (!err)
+			count(GSO_CNT_CHANGED, 1);
+		count(GSO_CNT_ACTED, 1);
+		if (err)
+			count(GSO_CNT_FAILED, 1);
+		return XDP_DROP;
+	case GSO_TEST_TX_STORE:
+		if (p->l4 == XDPLAB_L4_UDP && p->dport == gso_cfg.tx_port) {
+			if (set_macs(ctx, true))
+				count(GSO_CNT_FAILED, 1);
+			count(GSO_CNT_ACTED, 1);
+			return XDP_TX;
+		}
+		if (!udp)
+			return -1;
+		if (store_same(ctx))
+			count(GSO_CNT_FAILED, 1);
+		else
+			count(GSO_CNT_CHANGED, 1);
+		return XDP_DROP;
+	case GSO_TEST_TRIM_REDIRECT:
+		if (!udp && !big)
+			return -1;
+		n = bpf_map_lookup_elem(&gso_dropped, &zero);
+		if (udp || (n && __sync_fetch_and_add(n, 1) < gso_cfg.drop))
+			err = trim_tail(ctx, p, 0, gso_cfg.keep);
+		if (err < 0)
+			count(GSO_CNT_FAILED, 1);
+		else if (!err)
+			count(GSO_CNT_CHANGED, 1);
+		if (set_macs(ctx, false))
+			count(GSO_CNT_FAILED, 1);
+		count(GSO_CNT_ACTED, 1);
+		return bpf_redirect(gso_cfg.ifindex, 0);
+	case GSO_TEST_META_TX:
+		if (!udp)
+			return -1;
+		if (put_meta(ctx) || set_macs(ctx, true))
+			count(GSO_CNT_FAILED, 1);
+		count(GSO_CNT_ACTED, 1);
+		return XDP_TX;
+	case GSO_TEST_META_CHECK:
+		if (!udp)
+			return -1;
+		if (has_meta(ctx))
+			count(GSO_CNT_CHANGED, 1);
+		count(GSO_CNT_ACTED, 1);
+		return XDP_DROP;
+	}
+	return -1;
+}
+
 static __always_inline int gso_test(struct xdp_md *ctx, bool frags)
 {
 	__u32 mode = gso_cfg.mode, zero = 0;
@@ -207,13 +379,17 @@ static __always_inline int gso_test(struct xdp_md *ctx, bool frags)
 	}
 	if (p.malformed || !p.ipver)
 		return xdplab_verdict(ctx, &p, XDP_PASS);
+	if (mode > GSO_TEST_SCRIBBLE_DROP) {
+		act = review(ctx, &p, big);
+		return xdplab_verdict(ctx, &p, act < 0 ? XDP_PASS : act);
+	}
 
 	switch (mode) {
 	case GSO_TEST_PUSH_TAG:
 		err = push_tag(ctx);
 		break;
 	case GSO_TEST_TRIM:
-		err = big ? trim_tail(ctx, &p) : 1;
+		err = big ? trim_tail(ctx, &p, gso_cfg.trim, 0) : 1;
 		break;
 	case GSO_TEST_TX:
 		if (!big || ttl_of(ctx, &p) != gso_cfg.ttl)

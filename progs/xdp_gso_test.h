@@ -25,6 +25,26 @@ enum {
 				 * a bpf_dynptr_slice_rdwr() pointer with
 				 * `dynptr`), then XDP_DROP them: what TCP sends
 				 * again must be the original bytes */
+	/* The review tests (kernel-patches/veth v2, issue 18): UDP frames to
+	 * `port`, mostly datagrams sent with UDP_SEGMENT by the test.
+	 */
+	GSO_TEST_SLICE_WRITE,	/* read-only dynptr slice at slice_off,
+				 * bpf_dynptr_write() of one byte at write_off,
+				 * then copy the slice to write_off + 100 and
+				 * read that back into gso_seen; XDP_DROP */
+	GSO_TEST_TX_STORE,	/* UDP to tx_port: swap MACs, XDP_TX; UDP to
+				 * port: rewrite the byte at write_off with
+				 * itself (bpf_xdp_store_bytes), XDP_DROP */
+	GSO_TEST_TRIM_REDIRECT,	/* superframes (TCP, the first `drop`) and UDP
+				 * to port (all): cut the payload to `keep`
+				 * bytes, fix the lengths, then as
+				 * GSO_TEST_REDIRECT; other superframes are
+				 * redirected whole */
+	GSO_TEST_META_TX,	/* UDP to port: 8 bytes of metadata
+				 * (bpf_xdp_adjust_meta) holding GSO_TEST_META,
+				 * swap MACs, XDP_TX */
+	GSO_TEST_META_CHECK,	/* UDP to port: count it as CHANGED if its
+				 * metadata holds GSO_TEST_META; XDP_DROP */
 	GSO_TEST_MODE_MAX,
 };
 
@@ -36,9 +56,19 @@ struct gso_test_cfg {
 	__u32 ifindex;		/* GSO_TEST_REDIRECT: target */
 	__u32 drop;		/* GSO_TEST_*DROP*: how many */
 	__u32 dynptr;		/* GSO_TEST_SCRIBBLE_DROP: write through a dynptr */
+	__u32 port;		/* the review modes: UDP destination port */
+	__u32 tx_port;		/* GSO_TEST_TX_STORE: UDP port sent back */
+	__u32 slice_off;	/* GSO_TEST_SLICE_WRITE: frame offsets */
+	__u32 write_off;
+	__u32 keep;		/* GSO_TEST_TRIM_REDIRECT: payload bytes left */
 	__u8 dmac[6];		/* GSO_TEST_REDIRECT: new Ethernet addresses */
 	__u8 smac[6];
 };
+
+/* What GSO_TEST_META_TX writes and GSO_TEST_META_CHECK looks for. */
+#define GSO_TEST_META		0x786470676d657461ULL
+/* Bytes GSO_TEST_SLICE_WRITE copies and keeps in gso_seen. */
+#define GSO_TEST_SLICE_LEN	64
 
 /* Slots of the per-CPU gso_counts map. */
 enum {
