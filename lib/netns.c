@@ -256,6 +256,23 @@ int veth_pair_join_mq(struct veth_pair *vp, const char *ns0, const char *if0,
 	return 0;
 }
 
+int veth_pair_neigh_permanent(struct veth_pair *vp)
+{
+	for (int i = 0; i < 2; i++) {
+		const unsigned char *m = vp->mac[!i];
+		char mac[18];
+
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+			 m[4], m[5]);
+		if (sh("ip -n %s neigh replace %s lladdr %s dev %s nud permanent", vp->ns[i],
+		       vp->ip4[!i], mac, vp->ifname[i]) ||
+		    sh("ip -n %s neigh replace %s lladdr %s dev %s nud permanent", vp->ns[i],
+		       vp->ip6[!i], mac, vp->ifname[i]))
+			return -1;
+	}
+	return 0;
+}
+
 int veth_pair_add(struct veth_pair *vp, const char *tag, int id, int mtu)
 {
 	return veth_pair_add_mq(vp, tag, id, mtu, 0);

@@ -70,6 +70,14 @@ int veth_pair_add_mq(struct veth_pair *vp, const char *tag, int id, int mtu, int
 int veth_pair_join_mq(struct veth_pair *vp, const char *ns0, const char *if0,
 		      const char *ns1, const char *if1, int id, int mtu, int queues);
 
+/* Each end learns the other's MAC as a permanent neighbour (IPv4 and IPv6),
+ * for a test that sends a burst before anything else: until ARP answers,
+ * the neighbour table queues at most 212,992 bytes of truesize (twelve
+ * 8000-byte datagrams) and drops the rest, so on a busy machine a burst
+ * loses frames before they reach the wire.
+ */
+int veth_pair_neigh_permanent(struct veth_pair *vp);
+
 /* ip (IPv4, else IPv6) and port as a socket address; returns its length. */
 socklen_t netns_sockaddr(const char *ip, int port, struct sockaddr_storage *ss);
 
