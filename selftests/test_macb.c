@@ -759,6 +759,7 @@ static long kmsg_count(const char *what)
 }
 
 #define INCONSISTENT "inconsistent Rx descriptor chain"
+#define RX_AFTER_FLOOD 30.0	/* s */
 
 /* RX works after each of a few downs and ups (the carrier of the board's
  * fixed link follows the interface): ring init is at open in 6.12.y, and
@@ -829,13 +830,17 @@ static void small_ring_jumbo(const char *ifname, const char *peer)
 	estats_free(&a);
 	ASSERT_GE(before, 0, "dmesg readable");
 	ASSERT_EQ(after - before, 0, "\"" INCONSISTENT "\" lines during the flood");
-	/* the tap may still hold a backlog of the flood for QEMU to deliver */
+	/* The tap still holds a backlog of the flood, which QEMU delivers a
+	 * ring at a time, at the pace of the guest's kicks: 2-11 s on this
+	 * board depending on the host's load. The bound is for RX coming
+	 * back at all; the log line above is what tells the stall.
+	 */
 	t0 = now_secs();
-	while (ping_peer(ifname, peer, 1400, 1, "0.2") && now_secs() - t0 < STRESS_RX_BOUND)
+	while (ping_peer(ifname, peer, 1400, 1, "0.2") && now_secs() - t0 < RX_AFTER_FLOOD)
 		;
 	if (test__verbose())
 		printf("    first reply after the flood: %.1f s\n", now_secs() - t0);
-	ASSERT_LT(now_secs() - t0, STRESS_RX_BOUND, "a reply within the bound after the flood");
+	ASSERT_LT(now_secs() - t0, RX_AFTER_FLOOD, "a reply within the bound after the flood");
 	if (pinger > 0) {
 		kill(pinger, SIGINT);
 		waitpid(pinger, NULL, 0);
