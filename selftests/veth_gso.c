@@ -1085,6 +1085,39 @@ out:
 	xdp_gso_test_bpf__destroy(s_check);
 }
 
+/* Lower-severity item of the review. A superframe trimmed to one segment's
+ * payload and passed is forwarded by X to a vY without TSO: software GSO
+ * there refuses a GSO skb of one segment (-EINVAL) and drops it. veth must
+ * hand the stack a plain skb instead of a DODGY superframe.
+ */
+static void review_trim_forward(void)
+{
+	struct gso_test_cfg c = { .mode = GSO_TEST_TRIM, .mtu = 1500, .keep = 1000, .drop = 3 };
+	struct stream st = { .total = STREAM_LEN / 4 };
+	char out[64] = "";
+	struct three t;
+
+	if (!have_series())
+		return;
+	if (!three_up(&t, "revfwd", NET_ID + 24))
+		goto out;
+	t.s = prog_open(&c, true);
+	if (!t.s || !ASSERT_OK(xdp_set(t.ns[1], "vX", prog_fd(t.s)), "attach") ||
+	    !ASSERT_OK(sh("ip netns exec %s ethtool -K vY tso off", t.ns[1]), "vY without TSO"))
+		goto out;
+	st.cns = t.ns[0];
+	st.sns = t.ns[2];
+	st.sip = t.xs.ip4[1];
+	if (stream_ok(&st)) {
+		ASSERT_EQ(count_of(t.s, GSO_CNT_CHANGED), c.drop, "superframes cut to one segment");
+		sh_out(out, sizeof(out), "ip netns exec %s cat /sys/class/net/vY/statistics/tx_dropped",
+		       t.ns[1]);
+		ASSERT_EQ(atoll(out), 0, "vY dropped none of them");
+	}
+out:
+	three_down(&t);
+}
+
 TEST(veth_gso_review)
 {
 	if (test__start_subtest("slice_write"))
@@ -1095,4 +1128,6 @@ TEST(veth_gso_review)
 		review_trim_redirect();
 	if (test__start_subtest("meta_tx_shared_frags"))
 		review_meta_tx();
+	if (test__start_subtest("trim_one_segment_forward"))
+		review_trim_forward();
 }
