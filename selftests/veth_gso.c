@@ -486,6 +486,16 @@ static void three_down(struct three *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* The program with cfg (redirecting to S) on X's vX. */
+static bool three_prog(struct three *t, struct gso_test_cfg *c)
+{
+	c->ifindex = t->xs.ifindex[0];
+	memcpy(c->dmac, t->xs.mac[1], 6);
+	memcpy(c->smac, t->xs.mac[0], 6);
+	t->s = prog_open(c, true);
+	return t->s && ASSERT_OK(xdp_set(t->ns[1], "vX", prog_fd(t->s)), "attach");
+}
+
 /* A stream R -> S with the program on X's vX in `mode`. */
 static void three_stream(const char *tag, int id, int mode)
 {
@@ -499,11 +509,7 @@ static void three_stream(const char *tag, int id, int mode)
 		return;
 	if (!three_up(&t, tag, id))
 		goto out;
-	c.ifindex = t.xs.ifindex[0];
-	memcpy(c.dmac, t.xs.mac[1], 6);
-	memcpy(c.smac, t.xs.mac[0], 6);
-	t.s = prog_open(&c, true);
-	if (!t.s || !ASSERT_OK(xdp_set(t.ns[1], "vX", prog_fd(t.s)), "attach"))
+	if (!three_prog(&t, &c))
 		goto out;
 	/* veth flushes XDP_TX frames to its peer only if the peer runs a
 	 * program (GRO alone does not do)
@@ -899,6 +905,22 @@ static struct xdp_gso_test_bpf *review_prog(const struct veth_pair *vp, int end,
 	return s;
 }
 
+/* The series, a pair, and the program with cfg on its veth1; NULL, with
+ * the pair removed, when any of it is missing.
+ */
+static struct xdp_gso_test_bpf *review_pair(struct veth_pair *vp, const char *tag, int id,
+					    const struct gso_test_cfg *cfg)
+{
+	struct xdp_gso_test_bpf *s;
+
+	if (!have_series() || !ASSERT_OK(veth_pair_add(vp, tag, id, 0), "veth pair"))
+		return NULL;
+	s = review_prog(vp, 1, cfg);
+	if (!s)
+		veth_pair_del(vp);
+	return s;
+}
+
 /* Bug 1. A dynptr slice into a shared fragment, a write elsewhere that
  * makes the kernel replace the fragments, then a read of the slice: the
  * slice must still point to live memory holding the frame's bytes. With
@@ -911,17 +933,14 @@ static void review_slice_write(void)
 	struct gso_test_cfg c = { .mode = GSO_TEST_SLICE_WRITE, .slice_off = 2000,
 				  .write_off = 3000 };
 	uint8_t seen[GSO_TEST_SLICE_LEN];
-	struct xdp_gso_test_bpf *s = NULL;
+	struct xdp_gso_test_bpf *s;
 	struct veth_pair vp;
 	uint32_t zero = 0;
 	const int n = 16;
 
-	if (!have_series() || !ASSERT_OK(veth_pair_add(&vp, "revslice", NET_ID + 20, 0),
-					 "veth pair"))
-		return;
-	s = review_prog(&vp, 1, &c);
+	s = review_pair(&vp, "revslice", NET_ID + 20, &c);
 	if (!s)
-		goto out;
+		return;
 	/* one at a time: each datagram's pages are the sender's alone */
 	for (int i = 0; i < n; i++) {
 		ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 40000, 1400, 1), 1, "datagram sent");
@@ -935,7 +954,6 @@ static void review_slice_write(void)
 		      "read gso_seen"))
 		ASSERT_TRUE(pkt_pattern_ok(seen, sizeof(seen), c.slice_off - UDP4_HDRS),
 			    "the slice read the frame's bytes");
-out:
 	veth_pair_del(&vp);
 	xdp_gso_test_bpf__destroy(s);
 }
@@ -952,17 +970,14 @@ static void review_stale_mem(void)
 {
 	struct gso_test_cfg c = { .mode = GSO_TEST_TX_STORE, .tx_port = REVIEW_TX_PORT,
 				  .write_off = 3000 };
-	struct xdp_gso_test_bpf *s = NULL;
+	struct xdp_gso_test_bpf *s;
 	struct veth_pair vp;
 	char mac[32];
 	const int rounds = 4;
 
-	if (!have_series() || !ASSERT_OK(veth_pair_add(&vp, "revmem", NET_ID + 21, 0),
-					 "veth pair"))
-		return;
-	s = review_prog(&vp, 1, &c);
+	s = review_pair(&vp, "revmem", NET_ID + 21, &c);
 	if (!s)
-		goto out;
+		return;
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", vp.mac[1][0],
 		 vp.mac[1][1], vp.mac[1][2], vp.mac[1][3], vp.mac[1][4], vp.mac[1][5]);
 	/* resolve veth1's address first: an ARP skb through the program in
@@ -981,7 +996,6 @@ static void review_stale_mem(void)
 	ASSERT_GE(count_of(s, GSO_CNT_ACTED), rounds, "generator frames sent back (XDP_TX)");
 	ASSERT_EQ(count_of(s, GSO_CNT_CHANGED), rounds + 1, "datagrams written to");
 	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "helper failures");
-out:
 	veth_pair_del(&vp);
 	xdp_gso_test_bpf__destroy(s);
 }
@@ -1008,11 +1022,7 @@ static void review_trim_redirect(void)
 		return;
 	if (!three_up(&t, "revtrim", NET_ID + 22))
 		goto out;
-	c.ifindex = t.xs.ifindex[0];
-	memcpy(c.dmac, t.xs.mac[1], 6);
-	memcpy(c.smac, t.xs.mac[0], 6);
-	t.s = prog_open(&c, true);
-	if (!t.s || !ASSERT_OK(xdp_set(t.ns[1], "vX", prog_fd(t.s)), "attach"))
+	if (!three_prog(&t, &c))
 		goto out;
 
 	sl = netns_sockaddr(t.xs.ip4[1], REVIEW_PORT, &ss);
