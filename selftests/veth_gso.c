@@ -925,8 +925,11 @@ static struct xdp_gso_test_bpf *review_pair(struct veth_pair *vp, const char *ta
  * makes the kernel replace the fragments, then a read of the slice: the
  * slice must still point to live memory holding the frame's bytes. With
  * UDP nobody else holds the sender's pages once veth let go of its skb, so
- * the replaced page is freed at once unless veth holds it (KASAN reports
- * the read otherwise).
+ * the replaced page is freed at once unless veth holds it. The datagram's
+ * payload fills two of the sender's 32 KB page fragments: the copy of the
+ * second one is allocated with the same order right after the first page
+ * was freed, gets that page back, and the slice then reads the second
+ * fragment's bytes.
  */
 static void review_slice_write(void)
 {
@@ -943,7 +946,7 @@ static void review_slice_write(void)
 		return;
 	/* one at a time: each datagram's pages are the sender's alone */
 	for (int i = 0; i < n; i++) {
-		ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 40000, 1400, 1), 1, "datagram sent");
+		ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 65000, 1400, 1), 1, "datagram sent");
 		wait_count(s, GSO_CNT_ACTED, i + 1);
 	}
 	ASSERT_EQ(count_of(s, GSO_CNT_ACTED), n, "datagrams seen by the program");
