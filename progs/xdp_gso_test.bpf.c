@@ -389,7 +389,14 @@ static __always_inline int gso_test(struct xdp_md *ctx, bool frags)
 		err = push_tag(ctx);
 		break;
 	case GSO_TEST_TRIM:
-		err = big ? trim_tail(ctx, &p, gso_cfg.trim, 0) : 1;
+		err = 1;
+		/* with `drop` set, only the first `drop` superframes */
+		if (big && gso_cfg.drop) {
+			n = bpf_map_lookup_elem(&gso_dropped, &zero);
+			big = n && __sync_fetch_and_add(n, 1) < gso_cfg.drop;
+		}
+		if (big)
+			err = trim_tail(ctx, &p, gso_cfg.trim, gso_cfg.keep);
 		break;
 	case GSO_TEST_TX:
 		if (!big || ttl_of(ctx, &p) != gso_cfg.ttl)

@@ -15,6 +15,8 @@ enum {
 	GSO_TEST_PUSH_TAG,	/* every IP frame: push an 802.1Q priority tag
 				 * (VID 0) with bpf_xdp_adjust_head(), PASS */
 	GSO_TEST_TRIM,		/* cut `trim` bytes of TCP payload off the end
+				 * (all but `keep` with keep set; only the
+				 * first `drop` superframes with drop set)
 				 * with bpf_xdp_adjust_tail(), fix the IP
 				 * length and checksums, PASS */
 	GSO_TEST_TX,		/* IP TTL/hop limit == ttl: swap MACs, XDP_TX */

@@ -486,6 +486,16 @@ static void three_down(struct three *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* The program with cfg (redirecting to S) on X's vX. */
+static bool three_prog(struct three *t, struct gso_test_cfg *c)
+{
+	c->ifindex = t->xs.ifindex[0];
+	memcpy(c->dmac, t->xs.mac[1], 6);
+	memcpy(c->smac, t->xs.mac[0], 6);
+	t->s = prog_open(c, true);
+	return t->s && ASSERT_OK(xdp_set(t->ns[1], "vX", prog_fd(t->s)), "attach");
+}
+
 /* A stream R -> S with the program on X's vX in `mode`. */
 static void three_stream(const char *tag, int id, int mode)
 {
@@ -499,11 +509,7 @@ static void three_stream(const char *tag, int id, int mode)
 		return;
 	if (!three_up(&t, tag, id))
 		goto out;
-	c.ifindex = t.xs.ifindex[0];
-	memcpy(c.dmac, t.xs.mac[1], 6);
-	memcpy(c.smac, t.xs.mac[0], 6);
-	t.s = prog_open(&c, true);
-	if (!t.s || !ASSERT_OK(xdp_set(t.ns[1], "vX", prog_fd(t.s)), "attach"))
+	if (!three_prog(&t, &c))
 		goto out;
 	/* veth flushes XDP_TX frames to its peer only if the peer runs a
 	 * program (GRO alone does not do)
@@ -899,32 +905,48 @@ static struct xdp_gso_test_bpf *review_prog(const struct veth_pair *vp, int end,
 	return s;
 }
 
+/* The series, a pair, and the program with cfg on its veth1; NULL, with
+ * the pair removed, when any of it is missing.
+ */
+static struct xdp_gso_test_bpf *review_pair(struct veth_pair *vp, const char *tag, int id,
+					    const struct gso_test_cfg *cfg)
+{
+	struct xdp_gso_test_bpf *s;
+
+	if (!have_series() || !ASSERT_OK(veth_pair_add(vp, tag, id, 0), "veth pair"))
+		return NULL;
+	s = review_prog(vp, 1, cfg);
+	if (!s)
+		veth_pair_del(vp);
+	return s;
+}
+
 /* Bug 1. A dynptr slice into a shared fragment, a write elsewhere that
  * makes the kernel replace the fragments, then a read of the slice: the
  * slice must still point to live memory holding the frame's bytes. With
  * UDP nobody else holds the sender's pages once veth let go of its skb, so
- * the replaced page is freed at once unless veth holds it (KASAN reports
- * the read otherwise).
+ * the replaced page is freed at once unless veth holds it. The datagram's
+ * payload fills two of the sender's 32 KB page fragments: the copy of the
+ * second one is allocated with the same order right after the first page
+ * was freed, gets that page back, and the slice then reads the second
+ * fragment's bytes.
  */
 static void review_slice_write(void)
 {
 	struct gso_test_cfg c = { .mode = GSO_TEST_SLICE_WRITE, .slice_off = 2000,
 				  .write_off = 3000 };
 	uint8_t seen[GSO_TEST_SLICE_LEN];
-	struct xdp_gso_test_bpf *s = NULL;
+	struct xdp_gso_test_bpf *s;
 	struct veth_pair vp;
 	uint32_t zero = 0;
 	const int n = 16;
 
-	if (!have_series() || !ASSERT_OK(veth_pair_add(&vp, "revslice", NET_ID + 20, 0),
-					 "veth pair"))
-		return;
-	s = review_prog(&vp, 1, &c);
+	s = review_pair(&vp, "revslice", NET_ID + 20, &c);
 	if (!s)
-		goto out;
+		return;
 	/* one at a time: each datagram's pages are the sender's alone */
 	for (int i = 0; i < n; i++) {
-		ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 40000, 1400, 1), 1, "datagram sent");
+		ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 65000, 1400, 1), 1, "datagram sent");
 		wait_count(s, GSO_CNT_ACTED, i + 1);
 	}
 	ASSERT_EQ(count_of(s, GSO_CNT_ACTED), n, "datagrams seen by the program");
@@ -935,7 +957,6 @@ static void review_slice_write(void)
 		      "read gso_seen"))
 		ASSERT_TRUE(pkt_pattern_ok(seen, sizeof(seen), c.slice_off - UDP4_HDRS),
 			    "the slice read the frame's bytes");
-out:
 	veth_pair_del(&vp);
 	xdp_gso_test_bpf__destroy(s);
 }
@@ -952,17 +973,14 @@ static void review_stale_mem(void)
 {
 	struct gso_test_cfg c = { .mode = GSO_TEST_TX_STORE, .tx_port = REVIEW_TX_PORT,
 				  .write_off = 3000 };
-	struct xdp_gso_test_bpf *s = NULL;
+	struct xdp_gso_test_bpf *s;
 	struct veth_pair vp;
 	char mac[32];
 	const int rounds = 4;
 
-	if (!have_series() || !ASSERT_OK(veth_pair_add(&vp, "revmem", NET_ID + 21, 0),
-					 "veth pair"))
-		return;
-	s = review_prog(&vp, 1, &c);
+	s = review_pair(&vp, "revmem", NET_ID + 21, &c);
 	if (!s)
-		goto out;
+		return;
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", vp.mac[1][0],
 		 vp.mac[1][1], vp.mac[1][2], vp.mac[1][3], vp.mac[1][4], vp.mac[1][5]);
 	/* resolve veth1's address first: an ARP skb through the program in
@@ -981,7 +999,6 @@ static void review_stale_mem(void)
 	ASSERT_GE(count_of(s, GSO_CNT_ACTED), rounds, "generator frames sent back (XDP_TX)");
 	ASSERT_EQ(count_of(s, GSO_CNT_CHANGED), rounds + 1, "datagrams written to");
 	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "helper failures");
-out:
 	veth_pair_del(&vp);
 	xdp_gso_test_bpf__destroy(s);
 }
@@ -1008,11 +1025,7 @@ static void review_trim_redirect(void)
 		return;
 	if (!three_up(&t, "revtrim", NET_ID + 22))
 		goto out;
-	c.ifindex = t.xs.ifindex[0];
-	memcpy(c.dmac, t.xs.mac[1], 6);
-	memcpy(c.smac, t.xs.mac[0], 6);
-	t.s = prog_open(&c, true);
-	if (!t.s || !ASSERT_OK(xdp_set(t.ns[1], "vX", prog_fd(t.s)), "attach"))
+	if (!three_prog(&t, &c))
 		goto out;
 
 	sl = netns_sockaddr(t.xs.ip4[1], REVIEW_PORT, &ss);
@@ -1085,6 +1098,39 @@ out:
 	xdp_gso_test_bpf__destroy(s_check);
 }
 
+/* Lower-severity item of the review. A superframe trimmed to one segment's
+ * payload and passed is forwarded by X to a vY without TSO: software GSO
+ * there refuses a GSO skb of one segment (-EINVAL) and drops it. veth must
+ * hand the stack a plain skb instead of a DODGY superframe.
+ */
+static void review_trim_forward(void)
+{
+	struct gso_test_cfg c = { .mode = GSO_TEST_TRIM, .mtu = 1500, .keep = 1000, .drop = 3 };
+	struct stream st = { .total = STREAM_LEN / 4 };
+	char out[64] = "";
+	struct three t;
+
+	if (!have_series())
+		return;
+	if (!three_up(&t, "revfwd", NET_ID + 24))
+		goto out;
+	t.s = prog_open(&c, true);
+	if (!t.s || !ASSERT_OK(xdp_set(t.ns[1], "vX", prog_fd(t.s)), "attach") ||
+	    !ASSERT_OK(sh("ip netns exec %s ethtool -K vY tso off", t.ns[1]), "vY without TSO"))
+		goto out;
+	st.cns = t.ns[0];
+	st.sns = t.ns[2];
+	st.sip = t.xs.ip4[1];
+	if (stream_ok(&st)) {
+		ASSERT_EQ(count_of(t.s, GSO_CNT_CHANGED), c.drop, "superframes cut to one segment");
+		sh_out(out, sizeof(out), "ip netns exec %s cat /sys/class/net/vY/statistics/tx_dropped",
+		       t.ns[1]);
+		ASSERT_EQ(atoll(out), 0, "vY dropped none of them");
+	}
+out:
+	three_down(&t);
+}
+
 TEST(veth_gso_review)
 {
 	if (test__start_subtest("slice_write"))
@@ -1095,4 +1141,6 @@ TEST(veth_gso_review)
 		review_trim_redirect();
 	if (test__start_subtest("meta_tx_shared_frags"))
 		review_meta_tx();
+	if (test__start_subtest("trim_one_segment_forward"))
+		review_trim_forward();
 }
