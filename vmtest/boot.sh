@@ -229,6 +229,13 @@ show() {
 			continue
 		fi
 		[ "$started" = 0 ] || printf '%s\n' "$line"
+		# An oops inside the oops handler leaves the guest wedged, not
+		# rebooted (panic=-1 covers panics only): stop it now instead of
+		# letting TCG spin until the timeout, up to an hour.
+		if [[ "$line" == *"Fixing recursive fault but reboot is needed"* ]] && [ ! -e "$run/wedged" ]; then
+			: >"$run/wedged"
+			pkill -f -- "qemu-system-[^ ]* .*$run" || true
+		fi
 	done
 }
 set +e
@@ -263,6 +270,10 @@ if [ -n "$splats" ]; then
 fi
 if [ -z "$status" ]; then
 	tail -n 20 "$log" | sed 's/^/vmtest:   /' >&2
+	if [ -e "$run/wedged" ]; then
+		die "guest oopsed while handling an oops and was stopped (log: $log)" \
+			"the first Oops or BUG in the log is the cause; the run's kernel reports are listed above"
+	fi
 	if grep -q 'Oops: int3' "$log" && grep -q 'RIP: .*bpf_dispatcher_xdp_func' "$log"; then
 		die "guest panicked on a stale int3 in the BPF dispatcher (log: $log)" \
 			"a known race of QEMU's multi-threaded TCG with XDP attach/detach under traffic (vmtest/README.md): rerun, or set VMTEST_TCG_THREAD=single"
