@@ -904,13 +904,8 @@ static void *copy_race_protect(void *arg)
 	return NULL;
 }
 
-/* frags: 9000-byte frames under an xdp.frags XDP_DROP program, so that
- * the writer is held in the multi-buffer path's copy, and its failure
- * gives the buffers of the old pool back from there; then one more frame
- * is dropped by the same program on the new tap. With PREEMPT_RT and
- * lockdep (RT=1) that is the lock order of the review's bug 4: pages put
- * to the pool's ring (spin_lock_bh(), the CPU's BH lock on RT) under
- * pp_lock, and pp_lock taken with BHs off.
+/* An xdp.frags program that drops every frame, in the driver on TAP0 of
+ * ns. 0 or -1.
  */
 static int drop_frags_attach(const char *ns)
 {
@@ -926,6 +921,14 @@ static int drop_frags_attach(const char *ns)
 	return 0;
 }
 
+/* frags: 9000-byte frames under an xdp.frags XDP_DROP program, so that
+ * the writer is held in the multi-buffer path's copy, and its failure
+ * gives the buffers of the old pool back from there; then frames are
+ * dropped by the same program on the new tap. With PREEMPT_RT and
+ * lockdep (RT=1) that is the lock order of the review's bug 4: pages put
+ * to the pool's ring (spin_lock_bh(), the CPU's BH lock on RT) under
+ * pp_lock, and pp_lock taken with BHs off.
+ */
 static void reattach_while_copying(bool frags)
 {
 	size_t page = sysconf(_SC_PAGESIZE), srclen = (size_t)SRC_PAGES * page;
