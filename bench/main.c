@@ -185,7 +185,7 @@ static const char doc[] =
 	"  peers          Debian's xdp-bench drop|pass and xdp-filter (UDP port 9)\n"
 	"                 against xdplab on the same frames: Mpps, test-run ns, verdicts\n"
 	"  tap-vhost      frames into a tap via vhost-net batches and write(), NAPI\n"
-	"                 off/on, XDP drop/pass, 64/1500 B and 9000 B GSO (seed 001)\n"
+	"                 off/on, XDP drop/pass/none, 64/1500 B and 9000 B GSO (seed 001)\n"
 	"  tap-fwd        iperf3 TCP -> veth -> AF_PACKET forwarder -> vhost-net -> tap,\n"
 	"                 NAPI off/on, no XDP / xdp_pass / xdp_pass_frags (seed 001)\n"
 	"\v"

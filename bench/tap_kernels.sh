@@ -88,7 +88,7 @@ mkdir -p "$out"
 
 pts=""
 for size in 64 1500 gso9000; do
-	for verdict in drop pass; do
+	for verdict in drop pass none; do
 		for path in write vhost; do
 			pts+=" -p tap-vhost/$size/$verdict/$path/napi-off"
 			[ "$napi" = 1 ] || continue

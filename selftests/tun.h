@@ -59,5 +59,18 @@ int udp_listen_in(const char *ns);
  * arrived whole; returns how many did (negative: how many were corrupt).
  */
 int sock_collect(int fd, size_t payload, int want, double timeout);
+/* Frames read from a tap fd (virtio-net header first) within timeout s:
+ * UDP to PORT, reassembled as sock_collect() does; src_mac: the source MAC
+ * each must have (NULL: any). bad_csum (NULL: not checked) counts the
+ * pieces whose UDP checksum is neither complete nor left to the reader.
+ */
+int tap_collect_csum(int fd, size_t payload, int want, const uint8_t *src_mac,
+		     double timeout, int *bad_csum);
+
+struct bpf_insn;
+/* An xdp.frags program of n raw instructions, attached in the driver to
+ * ifname in ns (tun_review.c). Returns its fd, or -1.
+ */
+int xdp_raw_attach(const char *ns, const char *ifname, const struct bpf_insn *insns, size_t n);
 
 #endif

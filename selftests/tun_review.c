@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The bugs the fresh-context review of the tun series v2 found
+ * (kernel-patches/tun/review-v2.md, issue 19), one test each; bug 4, the
+ * PREEMPT_RT lock order, is tun_page_pool/reattach_while_copying_mb in
+ * test_tun.c, which has the copy race it needs.
+ *
+ *  tun_carve_reuse   (1) frames written to a tap with no XDP program, merged
+ *                    by GRO, forwarded and segmented in software to a
+ *                    second tap, must keep their bytes while they wait in
+ *                    that tap's queue and more frames are written.
+ *  tun_mb_overflow   (2) the largest frames a multi-buffer program takes,
+ *                    grown at the front and sent back out (XDP_TX): sent
+ *                    whole or counted dropped, nothing written out of
+ *                    bounds (DEBUG=1: KASAN).
+ *  tun_mb_truesize   (3) 9000-byte frames through a CPUMAP (the kthread
+ *                    builds their skb from the xdp_frame) are charged to
+ *                    the receiving socket at least the pages they hold.
+ *  tun_gso_one_mss   (5) a TCP GSO frame of one MSS (a 32-byte TCP header)
+ *                    under XDP_TX: one frame back at the tap fd.
+ *  tun_gso_pressure  (6) UDP GSO frames under XDP_TX with 20 % of the
+ *                    writer's order >= 1 allocations failing (FAULT=1):
+ *                    every segment comes back.
+ *
+ * The programs are a few raw instructions, loaded here: each test needs a
+ * verdict no xdplab program gives (a push then XDP_TX, a CPUMAP redirect
+ * without headers parsed, XDP_TX without touching the frame).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <linux/if_tun.h>
+#include <linux/sock_diag.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "fault_inject.h"
+#include "netns.h"
+#include "pkt.h"
+#include "test.h"
+#include "tun.h"
+#include "vhost_net.h"
+
+#define TAP0 "xtun0"
+#define TAP1 "xtun1"
+#define FWD_IP "198.18.23.1"
+#define FWD_PEER_IP "198.18.23.2"
+
+/* ---- raw programs ---- */
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define MOV_IMM(d, i)	INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define CALL(f)		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define EXIT()		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define LD_MAP_FD(d, fd) \
+	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
+
+int xdp_raw_attach(const char *ns, const char *ifname, const struct bpf_insn *insns,
+		      size_t n)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_XDP,
+		    .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "tun_review", "GPL", insns, n, &o);
+	int saved;
+
+	if (fd < 0)
+		return -1;
+	saved = netns_enter(ns);
+	if (saved < 0 || bpf_xdp_attach(netns_ifindex(ns, ifname), fd, XDP_FLAGS_DRV_MODE, NULL)) {
+		if (saved >= 0)
+			netns_leave(saved);
+		close(fd);
+		return -1;
+	}
+	netns_leave(saved);
+	return fd;
+}
+
+static int xdp_tx_attach(const char *ns, const char *ifname)
+{
+	const struct bpf_insn p[] = { MOV_IMM(BPF_REG_0, XDP_TX), EXIT() };
+
+	return xdp_raw_attach(ns, ifname, p, sizeof(p) / sizeof(p[0]));
+}
+
+/* ---- frames and their readers ---- */
+
+static uint32_t sum16(const uint8_t *p, size_t len, uint32_t s)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		s += (p[i] << 8) | p[i + 1];
+	if (len & 1)
+		s += p[len - 1] << 8;
+	return s;
+}
+
+static uint16_t fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+/* Sum of the IPv4 pseudo header for l4len bytes of protocol proto. */
+static uint32_t pseudo4(const uint8_t *ip, uint8_t proto, size_t l4len)
+{
+	return sum16(ip + 12, 8, 0) + proto + l4len;
+}
+
+/* IPv4 header checksum, and the TCP one: complete, or (partial) only the
+ * pseudo header, as a guest asking for checksum offload leaves it.
+ */
+static void tcp4_fix_csums(uint8_t *ip, size_t l4len, bool partial)
+{
+	uint8_t *th = ip + 20;
+
+	ip[10] = ip[11] = 0;
+	*(uint16_t *)(ip + 10) = htons(~fold(sum16(ip, 20, 0)) & 0xffff);
+	th[16] = th[17] = 0;
+	if (partial)
+		*(uint16_t *)(th + 16) = htons(fold(pseudo4(ip, 6, l4len)));
+	else
+		*(uint16_t *)(th + 16) = htons(~fold(sum16(th, l4len, pseudo4(ip, 6, l4len))) &
+					       0xffff);
+}
+
+/* A TCP/IPv4 frame PEER_IP:4242 -> dst:PORT to dst_mac with payload bytes
+ * of the pattern (from offset 0), an ACK; opt: 12 bytes of options (NOP,
+ * NOP, timestamps) in the header. Returns its length.
+ */
+static size_t tcp4_frame(uint8_t *buf, size_t size, const uint8_t *dst_mac, const char *dst,
+			 size_t payload, bool opt)
+{
+	struct pkt_spec spec = { .ipver = 4, .l4 = PKT_TCP, .sport = 4242, .dport = PORT,
+				 .len = 54 + payload };
+	size_t olen = opt ? 12 : 0, len;
+
+	memcpy(spec.dst_mac, dst_mac, 6);
+	memcpy(spec.src_mac, (uint8_t[]){ 2, 0, 0, 0, 0x22, 2 }, 6);
+	pkt_parse_ip(PEER_IP, &spec.src);
+	pkt_parse_ip(dst, &spec.dst);
+	if (size < 54 + olen + payload || !pkt_build(buf, size, &spec))
+		return 0;
+	len = 54 + olen + payload;
+	if (opt) {
+		uint8_t *th = buf + 34;
+
+		memmove(th + 32, th + 20, payload);
+		for (size_t i = 0; i < payload; i++)
+			th[32 + i] = pkt_pattern(i);
+		memcpy(th + 20, (uint8_t[]){ 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0 }, 12);
+		th[12] = 8 << 4;
+		*(uint16_t *)(buf + 16) = htons(len - 14);
+	}
+	buf[20] = 0x40;		/* DF */
+	buf[21] = 0;
+	tcp4_fix_csums(buf + 14, len - 34, false);
+	return len;
+}
+
+static int write_vh(int fd, const struct virtio_net_hdr *vh, const void *frame, size_t len)
+{
+	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)frame, len } };
+
+	memcpy(hdr, vh, sizeof(*vh));
+	return writev(fd, iov, 2) == (ssize_t)(sizeof(hdr) + len) ? 0 : -1;
+}
+
+static uint8_t rbuf[256 << 10];
+
+/* Reads one frame from a non-blocking tap fd within timeout s: its length
+ * (the virtio-net header in rbuf, the frame after it), or -1.
+ */
+static ssize_t tap_read(int fd, double timeout)
+{
+	double end = now_secs() + timeout;
+
+	do {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n = read(fd, rbuf, sizeof(rbuf));
+
+		if (n > VHOST_NET_HDR_LEN)
+			return n - VHOST_NET_HDR_LEN;
+		poll(&p, 1, 50);
+	} while (now_secs() < end);
+	return -1;
+}
+
+static long long dev_stat(const char *ns, const char *ifname, const char *name)
+{
+	char buf[64];
+
+	if (sh_out(buf, sizeof(buf), "ip netns exec %s cat /sys/class/net/%s/statistics/%s", ns,
+		   ifname, name))
+		return -1;
+	return atoll(buf);
+}
+
+/* What the namespace's counters say, after a failure. */
+static void diag(const char *ns)
+{
+	static char buf[16384];
+
+	if (!sh_out(buf, sizeof(buf), "ip netns exec %s nstat -a -s | grep -v ' 0 '; "
+		    "ip -n %s -s link", ns, ns))
+		printf("%s", buf);
+}
+
+/* Packets the qdisc of ifname in ns has sent (GSO segments counted one
+ * by one), or -1. tun counts its own transmit statistics only when the
+ * reader takes the frame.
+ */
+static long long qdisc_sent(const char *ns, const char *ifname)
+{
+	char buf[4096], *p;
+
+	if (sh_out(buf, sizeof(buf), "tc -n %s -s -j qdisc show dev %s", ns, ifname))
+		return -1;
+	p = strstr(buf, "\"packets\":");
+	return p ? atoll(p + strlen("\"packets\":")) : -1;
+}
+
+/* A namespace with tap TAP0 (extra flags, MTU mtu) at TAP_IP/24, IPv6 off
+ * so that no frame of the kernel's own mixes with the test's.
+ */
+static bool setup(const char *tag, char *ns, int extra, int mtu, struct tap *t)
+{
+	if (access("/dev/net/tun", R_OK | W_OK)) {
+		test__skip("no /dev/net/tun");
+		return false;
+	}
+	if (!ASSERT_OK(netns_add(tag, ns), "netns"))
+		return false;
+	return ASSERT_OK(sh("ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+			    "net.ipv6.conf.default.disable_ipv6=1", ns), "no IPv6") &&
+	       ASSERT_OK(tap_make(ns, TAP0, extra, mtu, t), "tap") &&
+	       ASSERT_OK(sh("ip -n %s addr add " TAP_IP "/24 dev " TAP0, ns), "address");
+}
+
+/* ---- 1: a carved page reused under plain page references ---- */
+
+#define CARVE_FRAMES 16
+#define CARVE_MSS 1448
+
+/* Frames written to TAP0 (IFF_NAPI, no XDP program) that GRO merges, are
+ * forwarded to TAP1, whose only offload is the checksum, and segmented
+ * there in software: the segments share the written frames' pages through
+ * plain page references (skb_segment()), and the merged skb, the frames'
+ * own reference, is freed. While they wait in TAP1's queue, more frames
+ * are written to TAP0. Stock tun's page_frag reuses a page only when
+ * nobody else holds it; the segments read from TAP1 must carry the bytes
+ * that were written.
+ */
+TEST(tun_carve_reuse)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t0 = { .fd = -1 }, t1 = { .fd = -1 };
+	struct virtio_net_hdr vh = {};
+	static uint8_t frame[2048];
+	int good = 0, bad = 0, gso = 0, other = 0;
+	long long tx0;
+	size_t len;
+
+	if (!setup("tuncr", ns, IFF_NAPI, 1500, &t0))
+		goto out;
+	if (!ASSERT_OK(tap_make(ns, TAP1, 0, 1500, &t1), "second tap") ||
+	    !ASSERT_OK(ioctl(t1.fd, TUNSETOFFLOAD, TUN_F_CSUM), "checksum offload only") ||
+	    !ASSERT_OK(sh("ip -n %s addr add " FWD_IP "/24 dev " TAP1 " && "
+			  "ip -n %s neigh replace " FWD_PEER_IP " lladdr 02:00:00:00:23:02 dev "
+			  TAP1 " nud permanent && "
+			  "ip netns exec %s sysctl -qw net.ipv4.ip_forward=1 && "
+			  "ip netns exec %s sh -c 'echo 20000000 > /sys/class/net/" TAP0
+			  "/gro_flush_timeout'", ns, ns, ns, ns), "forwarding, GRO held 20 ms"))
+		goto out;
+	tx0 = qdisc_sent(ns, TAP1);
+	len = tcp4_frame(frame, sizeof(frame), t0.mac, FWD_PEER_IP, CARVE_MSS, false);
+	for (int i = 0; i < CARVE_FRAMES; i++) {
+		uint8_t *ip = frame + 14, *th = ip + 20;
+
+		*(uint16_t *)(ip + 4) = htons(i + 1);
+		*(uint32_t *)(th + 4) = htonl(1 + i * CARVE_MSS);
+		tcp4_fix_csums(ip, len - 34, false);
+		if (!ASSERT_OK(write_vh(t0.fd, &vh, frame, len), "TCP frame written"))
+			goto out;
+	}
+	/* Wait until they all left TAP1's transmit path: then the merged skb
+	 * is freed and only the segments hold the pages.
+	 */
+	for (double end = now_secs() + 10; now_secs() < end;)
+		if (qdisc_sent(ns, TAP1) - tx0 >= CARVE_FRAMES)
+			break;
+	if (!ASSERT_GE(qdisc_sent(ns, TAP1) - tx0, CARVE_FRAMES,
+		       "segments queued at the second tap")) {
+		diag(ns);
+		goto out;
+	}
+	/* Other frames of the same size (an EtherType nobody handles: freed
+	 * at once), another pattern, into the same queue's buffers.
+	 */
+	memset(frame + 14, 0xee, len - 14);
+	frame[12] = 0x88;
+	frame[13] = 0xb5;
+	for (int i = 0; i < 4 * CARVE_FRAMES; i++)
+		if (!ASSERT_OK(write_vh(t0.fd, &vh, frame, len), "other frame written"))
+			goto out;
+	for (int i = 0; i < CARVE_FRAMES + other && good + bad < CARVE_FRAMES; i++) {
+		ssize_t n = tap_read(t1.fd, 5);
+		uint8_t *eth = rbuf + VHOST_NET_HDR_LEN, *ip = eth + 14;
+
+		if (n < 0)
+			break;
+		if (n < 54 || eth[12] != 8 || eth[13] != 0 || ip[9] != 6) {
+			other++;
+			continue;
+		}
+		if (((struct virtio_net_hdr *)rbuf)->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
+			gso++;	/* a segment of a merged skb (checksum left to us) */
+		if (n == 54 + CARVE_MSS && pkt_pattern_ok(ip + 40, CARVE_MSS, 0))
+			good++;
+		else
+			bad++;
+	}
+	if (test__verbose())
+		printf("    %d intact, %d overwritten, %d from GRO + software GSO, %d others\n",
+		       good, bad, gso, other);
+	ASSERT_GT(gso, 1, "segments of frames merged by GRO (else the test shows nothing)");
+	ASSERT_EQ(bad, 0, "segments whose bytes were overwritten while queued");
+	ASSERT_EQ(good, CARVE_FRAMES, "segments intact");
+out:
+	tap_close(&t0);
+	tap_close(&t1);
+	netns_del(ns);
+}
+
+/* ---- 2: more fragments than a frame has room for ---- */
+
+/* The largest frames the multi-buffer path takes: 142,720 bytes on x86-64
+ * with a 4 KB head (v2), 146,816 with a head of one 8 KB pool page (v3).
+ */
+static const size_t mb_max_lens[] = { 142720, 146816 };
+
+/* Frames at the largest size a frags program takes, with a UDP checksum
+ * left to the kernel (no GSO), to a program that pushes 4 bytes at the
+ * front (bpf_xdp_adjust_head(-4), as a VLAN push) and returns XDP_TX. The
+ * frame then needs one fragment more than a frame can have: it must come
+ * back whole, or be counted dropped; and a frame written after it must
+ * still come back.
+ */
+TEST(tun_mb_overflow)
+{
+	const struct bpf_insn prog[] = {
+		MOV_IMM(BPF_REG_2, -4), CALL(BPF_FUNC_xdp_adjust_head),
+		MOV_IMM(BPF_REG_0, XDP_TX), EXIT(),
+	};
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	static uint8_t frame[160 << 10];
+	int pfd = -1;
+
+	if (!setup("tunmo", ns, 0, 9000, &t))
+		goto out;
+	pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
+	if (!ASSERT_GE(pfd, 0, "push-and-tx frags program"))
+		goto out;
+	for (size_t k = 0; k <= sizeof(mb_max_lens) / sizeof(mb_max_lens[0]); k++) {
+		/* the last round: an ordinary 9000-byte frame after them */
+		size_t len = k < sizeof(mb_max_lens) / sizeof(mb_max_lens[0]) ? mb_max_lens[k] : 9000;
+		struct virtio_net_hdr vh = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+					     .csum_start = 34, .csum_offset = 6 };
+		struct frame *f = malloc(sizeof(*f));
+		long long dropped = dev_stat(ns, TAP0, "rx_dropped");
+		char what[64];
+		ssize_t n;
+
+		if (!ASSERT_OK_PTR(f, "frame"))
+			goto out;
+		/* headers of a 9000-byte UDP frame, the pattern after them */
+		frame_build_udp(f, &t, 9000, 0, true);
+		memcpy(frame, f->data, 42);
+		free(f);
+		for (size_t i = 42; i < len; i++)
+			frame[i] = pkt_pattern(i - 42);
+		snprintf(what, sizeof(what), "%zu-byte frame", len);
+		if (!test__report(!write_vh(t.fd, &vh, frame, len), __FILE__, __LINE__, what,
+				  "write: %s", strerror(errno)))
+			continue;
+		n = tap_read(t.fd, 5);
+		if (n < 0 && len != 9000) {
+			test__report(dev_stat(ns, TAP0, "rx_dropped") > dropped, __FILE__,
+				     __LINE__, what, "neither sent back nor counted dropped");
+			continue;
+		}
+		test__report(n == (ssize_t)len + 4 &&
+			     pkt_pattern_ok(rbuf + VHOST_NET_HDR_LEN + 46, len - 42, 0),
+			     __FILE__, __LINE__, what,
+			     "came back as %zd bytes (want %zu, the pattern intact)", n, len + 4);
+	}
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+/* ---- 3: what a multi-buffer frame is charged ---- */
+
+#define TRUESIZE_FRAMES 16
+
+/* 9000-byte UDP frames to a local socket that does not read them, through
+ * a CPUMAP (no program on its entry): the kthread builds each skb from the
+ * xdp_frame, charging it the frame's buffer size once for the head and
+ * once for each fragment. A 9014-byte frame cannot sit in less than
+ * 12 KB of buffers (a page of 4 KB cannot hold it with its headroom and
+ * shared info), so each must be charged at least that.
+ */
+TEST(tun_mb_truesize)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	int mfd = -1, pfd = -1, sfd = -1;
+	__u32 key = 0, qsize = 256;
+	static struct frame f;
+	__u32 mem[SK_MEMINFO_VARS];
+	socklen_t ml = sizeof(mem);
+	long long rcvd = 0;
+
+	if (!setup("tunts", ns, 0, 9000, &t))
+		goto out;
+	mfd = bpf_map_create(BPF_MAP_TYPE_CPUMAP, "tun_cpumap", 4, 4, 1, NULL);
+	if (!ASSERT_GE(mfd, 0, "cpumap") ||
+	    !ASSERT_OK(bpf_map_update_elem(mfd, &key, &qsize, 0), "cpumap entry: CPU 0"))
+		goto out;
+	{
+		const struct bpf_insn prog[] = {
+			LD_MAP_FD(BPF_REG_1, mfd), MOV_IMM(BPF_REG_2, 0), MOV_IMM(BPF_REG_3, 0),
+			CALL(BPF_FUNC_redirect_map), EXIT(),
+		};
+
+		pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
+	}
+	if (!ASSERT_GE(pfd, 0, "cpumap-redirect frags program"))
+		goto out;
+	sfd = udp_listen_in(ns);
+	if (!ASSERT_GE(sfd, 0, "udp socket"))
+		goto out;
+	frame_build_udp(&f, &t, 9014, 0, false);
+	if (!ASSERT_EQ(send_write(&t, &f, TRUESIZE_FRAMES), TRUESIZE_FRAMES, "frames written"))
+		goto out;
+	/* UdpInDatagrams counts datagrams read; IpInDelivers those handed
+	 * to UDP, which queues them to the socket there and then.
+	 */
+	for (double end = now_secs() + 10; now_secs() < end;) {
+		char buf[64];
+
+		if (!sh_out(buf, sizeof(buf), "ip netns exec %s nstat -a -s -z -j IpInDelivers | "
+			    "sed -n 's/.*\"IpInDelivers\": *\\([0-9]*\\).*/\\1/p'", ns))
+			rcvd = atoll(buf);
+		if (rcvd >= TRUESIZE_FRAMES)
+			break;
+	}
+	if (!ASSERT_EQ(rcvd, TRUESIZE_FRAMES, "datagrams handed to UDP"))
+		diag(ns);
+	if (rcvd != TRUESIZE_FRAMES ||
+	    !ASSERT_OK(getsockopt(sfd, SOL_SOCKET, SO_MEMINFO, mem, &ml), "SO_MEMINFO"))
+		goto out;
+	if (test__verbose())
+		printf("    rmem %u for %d frames: %u a frame\n", mem[SK_MEMINFO_RMEM_ALLOC],
+		       TRUESIZE_FRAMES, mem[SK_MEMINFO_RMEM_ALLOC] / TRUESIZE_FRAMES);
+	ASSERT_GE(mem[SK_MEMINFO_RMEM_ALLOC] / TRUESIZE_FRAMES, 12288,
+		  "truesize a 9014-byte frame is charged");
+	ASSERT_EQ(sock_collect(sfd, f.payload, TRUESIZE_FRAMES, 5), TRUESIZE_FRAMES,
+		  "datagrams intact");
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (pfd >= 0)
+		close(pfd);
+	if (mfd >= 0)
+		close(mfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+/* ---- 5: a GSO frame of one segment ---- */
+
+/* A TCPv4 GSO frame whose payload is one MSS (gso_size 1448) behind a
+ * 32-byte TCP header: virtio_net_hdr_to_skb() keeps GSO (it counts a
+ * 20-byte header), tcp_gso_segment() then finds nothing to segment. Under
+ * a frags program returning XDP_TX, stock's generic XDP sent the skb back
+ * as it was: one frame must come back at the tap fd, its payload intact.
+ */
+TEST(tun_gso_one_mss)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	struct virtio_net_hdr vh = {
+		.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+		.hdr_len = 66, .gso_size = CARVE_MSS, .csum_start = 34, .csum_offset = 16,
+	};
+	static uint8_t frame[2048];
+	int pfd = -1, got = 0;
+	size_t len;
+
+	if (!setup("tun1m", ns, 0, 1500, &t))
+		goto out;
+	pfd = xdp_tx_attach(ns, TAP0);
+	if (!ASSERT_GE(pfd, 0, "tx frags program"))
+		goto out;
+	len = tcp4_frame(frame, sizeof(frame), t.mac, TAP_IP, CARVE_MSS, true);
+	tcp4_fix_csums(frame + 14, len - 34, true);
+	for (int i = 0; i < 4; i++) {
+		ssize_t n;
+
+		if (!ASSERT_OK(write_vh(t.fd, &vh, frame, len), "GSO frame of one MSS written"))
+			break;
+		n = tap_read(t.fd, 5);
+		got += n == (ssize_t)len &&
+		       pkt_pattern_ok(rbuf + VHOST_NET_HDR_LEN + 66, CARVE_MSS, 0);
+	}
+	ASSERT_EQ(got, 4, "frames back at the tap fd, intact");
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+/* ---- 6: segments under memory pressure ---- */
+
+#define PRESSURE_FRAMES 16
+
+/* UDP GSO frames of 15 segments, XDP_TX by a frags program, while 20 % of
+ * the writer's allocations of order 1 and up that cannot sleep fail: every
+ * segment must come back at the tap fd (as segments, or as the GSO frame).
+ */
+TEST(tun_gso_pressure)
+{
+	struct fault_cfg cfg = { .kind = FAULT_PAGE_ALLOC, .probability = 20, .min_order = 1,
+				 .ntasks = 1, .tasks = { getpid() } };
+	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	struct fault fault = {};
+	static struct frame f;
+	int pfd = -1, sent, got, bad_csum = 0;
+	long injected;
+
+	if (why) {
+		test__skip("%s", why);
+		return;
+	}
+	if (!setup("tungp", ns, 0, 1500, &t))
+		goto out;
+	pfd = xdp_tx_attach(ns, TAP0);
+	if (!ASSERT_GE(pfd, 0, "tx frags program"))
+		goto out;
+	frame_build(&f, &t, SZ_GSO_BIG);
+	if (!ASSERT_OK(fault_arm(&fault, &cfg), "arm fail_page_alloc"))
+		goto out;
+	sent = send_write(&t, &f, PRESSURE_FRAMES);
+	injected = fault_disarm(&fault);
+	ASSERT_EQ(sent, PRESSURE_FRAMES, "GSO frames written");
+	ASSERT_GT(injected, 0, "allocations failed on purpose");
+	got = tap_collect_csum(t.fd, f.payload, sent, NULL, 10, &bad_csum);
+	ASSERT_EQ(got, sent, "frames back whole (all their segments)");
+	ASSERT_EQ(bad_csum, 0, "segments with an incomplete checksum");
+	if (test__verbose())
+		printf("    %ld allocations failed, %d of %d frames back\n", injected, got, sent);
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
