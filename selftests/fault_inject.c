@@ -36,6 +36,9 @@ static const char *const attr_name[A_NR] = {
 	"min-order", "space", "require-start", "require-end",
 };
 
+_Static_assert(A_NR <= sizeof(((struct fault *)0)->saved) / sizeof(((struct fault *)0)->saved[0]),
+	       "struct fault's saved[] holds every attribute");
+
 static struct fault *armed_list;
 static struct sigaction old_int, old_term;
 static bool handlers_set;

@@ -65,7 +65,7 @@ struct fault {
 	long times_set;
 	struct fault *next;		/* the armed ones, for exit and signals */
 	/* values found before arming, written back on disarm */
-	char saved[8][32];
+	char saved[10][32];
 };
 
 /* NULL if this kernel can inject faults of kind (mounting debugfs if it is

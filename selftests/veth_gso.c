@@ -596,7 +596,7 @@ static void opt_in(void)
 		test__skip("kernel without BPF_F_XDP_GSO (stock, or v1/v2 of the series)");
 		goto out;
 	}
-	if (!ASSERT_OK(veth_pair_add(&p.vp, "gsoopt", NET_ID + 57, 0), "veth pair"))
+	if (!ASSERT_OK(veth_pair_add(&p.vp, "gsoopt", NET_ID + 31, 0), "veth pair"))
 		goto out;
 	p.s = prog_open(&pass_cfg, PROG_FRAGS);
 	ns = p.vp.ns[0];
@@ -1424,7 +1424,7 @@ TEST(veth_gso_kmemleak)
 		test__skip("kernel without kmemleak (the DEBUG=1 vmtest guest has it)");
 		return;
 	}
-	if (!ASSERT_OK(veth_pair_add(&vp, "gsoleak", NET_ID + 56, 0), "veth pair"))
+	if (!ASSERT_OK(veth_pair_add(&vp, "gsoleak", NET_ID + 30, 0), "veth pair"))
 		return;
 	if (ASSERT_OK(sched_getaffinity(0, sizeof(old), &old), "affinity")) {
 		for (long c = 0; c < ncpu; c++) {
