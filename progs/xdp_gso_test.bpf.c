@@ -290,6 +290,150 @@ static __always_inline int has_meta(struct xdp_md *ctx)
 	return *meta == GSO_TEST_META;
 }
 
+#ifndef ENOMEM
+#define ENOMEM		12
+#endif
+#define PARTIAL_LEN	12	/* what fits in the linear part: the MACs */
+
+/* GSO_TEST_PARTIAL_WRITE. A store into the paged area whose copy of the
+ * shared fragments failed part-way (-ENOMEM) must leave the buffer as it
+ * was: a slice taken then must still point to live bytes after the next
+ * store. The slice is read by the kernel (bpf_xdp_store_bytes() copies it
+ * into the linear part), where KASAN checks the read; the program's own
+ * read, before the second store, is what it must find. Returns 1 when the
+ * first store did not fail with -ENOMEM, 0 when the slice held, -1 if not.
+ */
+static __always_inline int partial_write(struct xdp_md *ctx)
+{
+	__u8 b, before[PARTIAL_LEN], after[PARTIAL_LEN], *slice;
+	__u32 woff = gso_cfg.write_off;
+	struct bpf_dynptr ptr;
+	int err;
+
+	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
+		return -1;
+	if (bpf_xdp_load_bytes(ctx, woff, &b, 1))
+		return -1;
+	err = bpf_xdp_store_bytes(ctx, woff, &b, 1);
+	if (err != -ENOMEM)
+		return err ? -1 : 1;
+	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+		return -1;
+	slice = bpf_dynptr_slice(&ptr, gso_cfg.slice_off, NULL, PARTIAL_LEN);
+	if (!slice)
+		return -1;
+	__builtin_memcpy(before, slice, PARTIAL_LEN);
+	bpf_xdp_store_bytes(ctx, woff, &b, 1);	/* may fail again */
+	if (bpf_xdp_store_bytes(ctx, 0, slice, PARTIAL_LEN) ||
+	    bpf_xdp_load_bytes(ctx, 0, after, PARTIAL_LEN))
+		return -1;
+	for (int i = 0; i < PARTIAL_LEN; i++)
+		if (before[i] != after[i])
+			return -1;
+	return 0;
+}
+
+/* GSO_TEST_IPIP_REDIRECT: what a tunnelling load balancer does, the
+ * frame wrapped in an outer IPv4 header (protocol 4, IPIP). The outer
+ * length wraps for a superframe longer than 64 KB minus 20: such a frame
+ * can only leave by segmentation, which recomputes it.
+ */
+static __always_inline int ipip_push(struct xdp_md *ctx, const struct xdplab_pkt *p)
+{
+	__u32 saddr = gso_cfg.encap_saddr, daddr = gso_cfg.encap_daddr, sum = 0;
+	__u8 hdr[ETH_HLEN + 20] = {};
+	__u16 *w = (__u16 *)(hdr + ETH_HLEN);
+
+	for (int i = 0; i < ETH_ALEN; i++) {
+		hdr[i] = gso_cfg.dmac[i];
+		hdr[ETH_ALEN + i] = gso_cfg.smac[i];
+	}
+	hdr[12] = 0x08;			/* ETH_P_IP */
+	hdr[ETH_HLEN] = 0x45;
+	w[1] = bpf_htons(p->len - ETH_HLEN + 20);
+	hdr[ETH_HLEN + 8] = 64;		/* TTL */
+	hdr[ETH_HLEN + 9] = 4;		/* IPPROTO_IPIP */
+	/* through locals: see set_macs() */
+	__builtin_memcpy(hdr + ETH_HLEN + 12, &saddr, 4);
+	__builtin_memcpy(hdr + ETH_HLEN + 16, &daddr, 4);
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	w[5] = ~sum;
+	if (bpf_xdp_adjust_head(ctx, -20))
+		return -1;
+	return bpf_xdp_store_bytes(ctx, 0, hdr, sizeof(hdr));
+}
+
+/* The TCP or UDP checksum of the IPv4 packet after the Ethernet header,
+ * computed anew. A frame that left its sender's veth CHECKSUM_PARTIAL
+ * carries only the pseudo-header sum there, and XDP_REDIRECT (as on a
+ * stock kernel) sends it on like that; a NIC would have finished it, so
+ * the tunnel's far end does. Only a linear frame of at most 1600 bytes.
+ */
+static __always_inline int l4_csum_fill(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct iphdr *iph = data + ETH_HLEN;
+	__u32 sum, len, check_off;
+	__u16 *w, *check;
+	__u8 last = 0;
+
+	if ((void *)(iph + 1) > end || iph->ihl != 5)
+		return -1;
+	if (iph->protocol == IPPROTO_TCP)
+		check_off = offsetof(struct tcphdr, check);
+	else if (iph->protocol == IPPROTO_UDP)
+		check_off = offsetof(struct udphdr, check);
+	else
+		return 0;
+	len = bpf_ntohs(iph->tot_len) - sizeof(*iph);
+	if (len > 1600)
+		return -1;
+	check = (void *)(iph + 1) + check_off;
+	if ((void *)(check + 1) > end)
+		return -1;
+	*check = 0;
+	sum = (iph->saddr & 0xffff) + (iph->saddr >> 16) + (iph->daddr & 0xffff) +
+	      (iph->daddr >> 16) + bpf_htons(iph->protocol) + bpf_htons(len);
+	w = (void *)(iph + 1);
+	for (int i = 0; i < 800; i++) {
+		if ((__u32)i * 2 + 2 > len || (void *)(w + 1) > end)
+			break;
+		sum += *w++;
+	}
+	if (len & 1) {
+		if (bpf_xdp_load_bytes(ctx, ETH_HLEN + sizeof(*iph) + len - 1, &last, 1))
+			return -1;
+		sum += last;	/* the high byte of a word in network order */
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	check = (void *)(long)ctx->data + ETH_HLEN + sizeof(*iph) + check_off;
+	if ((void *)(check + 1) > (void *)(long)ctx->data_end)
+		return -1;
+	*check = (__u16)~sum ? (__u16)~sum : 0xffff;
+	return 0;
+}
+
+/* GSO_TEST_IPIP_POP: the tunnel's far end, in XDP: the outer IPv4 header
+ * (20 bytes, as ipip_push() writes it) goes, the Ethernet header moves up,
+ * the inner L4 checksum is filled in. 1 for a frame that is no IPIP.
+ */
+static __always_inline int ipip_pop(struct xdp_md *ctx, const struct xdplab_pkt *p)
+{
+	__u8 eth[ETH_HLEN], proto;
+
+	if (p->ipver != 4 || p->l3_off != ETH_HLEN ||
+	    bpf_xdp_load_bytes(ctx, ETH_HLEN + 9, &proto, 1) || proto != 4)
+		return 1;
+	if (bpf_xdp_load_bytes(ctx, 0, eth, sizeof(eth)) || bpf_xdp_adjust_head(ctx, 20) ||
+	    bpf_xdp_store_bytes(ctx, 0, eth, sizeof(eth)))
+		return -1;
+	return l4_csum_fill(ctx);
+}
+
 /* The review modes, on UDP frames to gso_cfg.port (and tx_port) and, for
  * GSO_TEST_TRIM_REDIRECT, on superframes. Returns the verdict, or -1 for
  * a frame they leave to the others.
@@ -354,6 +498,40 @@ static __always_inline int review(struct xdp_md *ctx, struct xdplab_pkt *p, bool
 			count(GSO_CNT_CHANGED, 1);
 		count(GSO_CNT_ACTED, 1);
 		return XDP_DROP;
+	case GSO_TEST_PARTIAL_WRITE:
+		if (!udp)
+			return -1;
+		err = partial_write(ctx);
+		if (err < 0)
+			count(GSO_CNT_FAILED, 1);
+		else if (!err)
+			count(GSO_CNT_CHANGED, 1);
+		count(GSO_CNT_ACTED, 1);
+		return XDP_DROP;
+	case GSO_TEST_IPIP_REDIRECT:
+		if (p->ipver != 4 || p->l4 != XDPLAB_L4_TCP)
+			return -1;
+		if (ipip_push(ctx, p)) {
+			count(GSO_CNT_FAILED, 1);
+			return XDP_DROP;
+		}
+		count(GSO_CNT_CHANGED, 1);
+		if (big)
+			count(GSO_CNT_ACTED, 1);
+		return bpf_redirect(gso_cfg.ifindex, 0);
+	case GSO_TEST_STORE:
+		if (!udp)
+			return -1;
+		count(store_same(ctx) ? GSO_CNT_FAILED : GSO_CNT_CHANGED, 1);
+		count(GSO_CNT_ACTED, 1);
+		return XDP_DROP;
+	case GSO_TEST_IPIP_POP:
+		err = ipip_pop(ctx, p);
+		if (err < 0)
+			count(GSO_CNT_FAILED, 1);
+		else if (!err)
+			count(GSO_CNT_CHANGED, 1);
+		return err < 0 ? XDP_DROP : XDP_PASS;
 	}
 	return -1;
 }

@@ -47,6 +47,22 @@ enum {
 				 * swap MACs, XDP_TX */
 	GSO_TEST_META_CHECK,	/* UDP to port: count it as CHANGED if its
 				 * metadata holds GSO_TEST_META; XDP_DROP */
+	/* The v2 review tests (issue 18, v3). */
+	GSO_TEST_PARTIAL_WRITE,	/* UDP to port: bpf_xdp_store_bytes() at
+				 * write_off; if that failed with -ENOMEM, a
+				 * dynptr slice at slice_off, the store again,
+				 * then the slice copied by the kernel into the
+				 * frame's MAC addresses: CHANGED if the bytes
+				 * are what the slice held before the second
+				 * store, FAILED if not; XDP_DROP */
+	GSO_TEST_IPIP_REDIRECT,	/* IPv4 TCP: push an outer IPv4 header
+				 * (IPIP, encap_saddr -> encap_daddr), set MACs
+				 * dmac/smac, XDP_REDIRECT to ifindex */
+	GSO_TEST_STORE,		/* UDP to port: rewrite the byte at write_off
+				 * with itself (bpf_xdp_store_bytes): CHANGED,
+				 * or FAILED; ACTED; XDP_DROP */
+	GSO_TEST_IPIP_POP,	/* IPv4 of protocol 4 (IPIP): take the outer
+				 * header off (CHANGED), XDP_PASS */
 	GSO_TEST_MODE_MAX,
 };
 
@@ -63,6 +79,8 @@ struct gso_test_cfg {
 	__u32 slice_off;	/* GSO_TEST_SLICE_WRITE: frame offsets */
 	__u32 write_off;
 	__u32 keep;		/* GSO_TEST_TRIM_REDIRECT: payload bytes left */
+	__u32 encap_saddr;	/* GSO_TEST_IPIP_REDIRECT: outer addresses, */
+	__u32 encap_daddr;	/* network order */
 	__u8 dmac[6];		/* GSO_TEST_REDIRECT: new Ethernet addresses */
 	__u8 smac[6];
 };

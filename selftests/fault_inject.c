@@ -29,11 +29,15 @@ static const char *const config_of[FAULT_KIND_NR] = {
 };
 
 /* The attributes saved and restored, in this order (slot in f->saved). */
-enum { A_PROB, A_INTERVAL, A_TIMES, A_VERBOSE, A_TASKS, A_GFP_WAIT, A_MIN_ORDER, A_SPACE, A_NR };
+enum { A_PROB, A_INTERVAL, A_TIMES, A_VERBOSE, A_TASKS, A_GFP_WAIT, A_MIN_ORDER, A_SPACE,
+       A_REQ_START, A_REQ_END, A_NR };
 static const char *const attr_name[A_NR] = {
 	"probability", "interval", "times", "verbose", "task-filter", "ignore-gfp-wait",
-	"min-order", "space",
+	"min-order", "space", "require-start", "require-end",
 };
+
+_Static_assert(A_NR <= sizeof(((struct fault *)0)->saved) / sizeof(((struct fault *)0)->saved[0]),
+	       "struct fault's saved[] holds every attribute");
 
 static struct fault *armed_list;
 static struct sigaction old_int, old_term;
@@ -44,8 +48,13 @@ const char *fault_kind_name(enum fault_kind kind)
 	return kind < FAULT_KIND_NR ? dir_of[kind] + sizeof(DEBUGFS) : "?";
 }
 
-static bool attr_applies(enum fault_kind kind, int a)
+static bool attr_applies(const struct fault_cfg *cfg, int a)
 {
+	enum fault_kind kind = cfg->kind;
+
+	/* only with CONFIG_FAULT_INJECTION_STACKTRACE_FILTER: touched when asked */
+	if (a == A_REQ_START || a == A_REQ_END)
+		return cfg->require_end > cfg->require_start;
 	if (a == A_GFP_WAIT)
 		return kind != FAULT_FUNCTION;
 	if (a == A_MIN_ORDER)
@@ -186,7 +195,7 @@ int fault_arm(struct fault *f, const struct fault_cfg *cfg)
 	}
 	for (int a = 0; a < A_NR; a++) {
 		snprintf(path, sizeof(path), "%s/%s", dir_of[k], attr_name[a]);
-		if (attr_applies(k, a) && get(path, f->saved[a], sizeof(f->saved[a])))
+		if (attr_applies(cfg, a) && get(path, f->saved[a], sizeof(f->saved[a])))
 			return -1;
 	}
 	set_handlers();
@@ -206,11 +215,17 @@ int fault_arm(struct fault *f, const struct fault_cfg *cfg)
 	err |= put_attr(k, "verbose", "0");	/* no stack dump a failure */
 	err |= put_attr(k, "space", "0");
 	err |= put_attr(k, "task-filter", cfg->ntasks ? "Y" : "N");
-	if (attr_applies(k, A_GFP_WAIT))
+	if (attr_applies(cfg, A_GFP_WAIT))
 		err |= put_attr(k, "ignore-gfp-wait", cfg->sleeping_too ? "N" : "Y");
-	if (attr_applies(k, A_MIN_ORDER)) {
+	if (attr_applies(cfg, A_MIN_ORDER)) {
 		snprintf(val, sizeof(val), "%u", cfg->min_order);
 		err |= put_attr(k, "min-order", val);
+	}
+	if (attr_applies(cfg, A_REQ_START)) {
+		snprintf(val, sizeof(val), "%#lx", cfg->require_start);
+		err |= put_attr(k, "require-start", val);
+		snprintf(val, sizeof(val), "%#lx", cfg->require_end);
+		err |= put_attr(k, "require-end", val);
 	}
 	snprintf(val, sizeof(val), "%u", cfg->interval ? cfg->interval : 1);
 	err |= put_attr(k, "interval", val);
@@ -253,11 +268,40 @@ long fault_disarm(struct fault *f)
 	}
 	/* back to what was there, probability last */
 	for (int a = A_NR - 1; a >= 0; a--)
-		if (attr_applies(k, a) && f->saved[a][0])
+		if (attr_applies(&f->cfg, a) && f->saved[a][0])
 			put_attr(k, attr_name[a], f->saved[a]);
 	f->armed = false;
 	unlink_armed(f);
 	return injected;
+}
+
+int fault_text_range(const char *sym, unsigned long *start, unsigned long *end)
+{
+	char line[256], name[128], type;
+	unsigned long addr, lo = 0, hi = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -1;
+	/* sorted by address: the first text symbol above sym's ends it */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx %c %127s", &addr, &type, name) != 3)
+			continue;
+		if (!lo && (type == 't' || type == 'T') && !strcmp(name, sym))
+			lo = addr;
+		else if (lo && addr > lo) {
+			hi = addr;
+			break;
+		}
+	}
+	fclose(f);
+	if (!lo || !hi) {
+		errno = ENOENT;
+		return -1;
+	}
+	*start = lo;
+	*end = hi;
+	return 0;
 }
 
 void fault_disarm_all(void)

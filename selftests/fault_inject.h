@@ -23,6 +23,9 @@
  *    never fail, so a filtered injection reaches what runs in the writer's
  *    syscall (tun_get_user()), not a NAPI poll.
  *  - min_order (fail_page_alloc): only allocations of that order and up.
+ *  - require_start/require_end (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER):
+ *    only allocations with a return address in [start, end) on their
+ *    stack, e.g. one function's text (fault_text_range()).
  *  - times counts down as failures are injected; fault_disarm() returns how
  *    many were, so a test can tell that it exercised something at all.
  *
@@ -50,6 +53,8 @@ struct fault_cfg {
 	unsigned int min_order;		/* fail_page_alloc only */
 	int ntasks;			/* >0: task-filter on, only tasks[] fail */
 	pid_t tasks[FAULT_MAX_TASKS];
+	unsigned long require_start;	/* stack filter; unused when end <= start */
+	unsigned long require_end;
 	const char *func;		/* FAULT_FUNCTION: the function to fail */
 	long retval;			/* FAULT_FUNCTION: what it returns */
 };
@@ -60,7 +65,7 @@ struct fault {
 	long times_set;
 	struct fault *next;		/* the armed ones, for exit and signals */
 	/* values found before arming, written back on disarm */
-	char saved[8][32];
+	char saved[10][32];
 };
 
 /* NULL if this kernel can inject faults of kind (mounting debugfs if it is
@@ -79,6 +84,10 @@ long fault_disarm(struct fault *f);
  * when arming failed (fn did not run).
  */
 long fault_run(const struct fault_cfg *cfg, void (*fn)(void *arg), void *arg);
+/* The text of function sym, from /proc/kallsyms (root), for require_*:
+ * 0, or -1 with errno.
+ */
+int fault_text_range(const char *sym, unsigned long *start, unsigned long *end);
 /* Disarms everything still armed (at exit, on a signal). */
 void fault_disarm_all(void);
 const char *fault_kind_name(enum fault_kind kind);
