@@ -31,6 +31,13 @@ int gem_kprobe_add(struct gem_kprobe *k, const char *name, const char *probe,
 	if (sh("echo 'p:xdplab/%s %s' >> " TRACEFS "/kprobe_events", k->name, probe))
 		return -1;
 	k->added = true;
+	/* the event's directory appears with the event; give tracefs a
+	 * moment, then say what the kernel has if it never does
+	 */
+	for (int i = 0; i < 20 && sh("test -d " TRACEFS "/events/xdplab/%s", k->name); i++)
+		usleep(100000);
+	if (sh("test -d " TRACEFS "/events/xdplab/%s", k->name))
+		sh("cat " TRACEFS "/kprobe_events; ls " TRACEFS "/events | head; mount | grep -i trac");
 	if ((filter && sh("echo '%s' > " TRACEFS "/events/xdplab/%s/filter", filter, k->name)) ||
 	    sh("echo > " TRACEFS "/trace && echo 1 > " TRACEFS "/events/xdplab/%s/enable",
 	       k->name)) {

@@ -16,8 +16,9 @@
  *			page_pool_alloc_pages() (20%, fail_function), with a
  *			ring resize now and then: NAPI's RX refill
  *	reopen_fail	a ring resize and a first program while every
- *			page-pool allocation fails: the resize refused, and
- *			the GEM still goes down and up
+ *			page-pool allocation fails: the resize refused, the
+ *			GEM not left IFF_UP while runtime-suspended, and it
+ *			still goes down and up
  *	xdp_tx_stack_tx XDP_TX of every echo reply and the stack's TX (pings,
  *			and an iperf3 UDP stream to the peer) on the GEM's queue
  *
