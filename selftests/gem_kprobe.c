@@ -28,7 +28,8 @@ int gem_kprobe_add(struct gem_kprobe *k, const char *name, const char *probe,
 	if (gem_kprobe_unavailable())
 		return -1;
 	sh("echo '-:xdplab/%s' >> " TRACEFS "/kprobe_events 2>/dev/null", k->name);
-	if (sh("echo 'p:xdplab/%s %s' >> " TRACEFS "/kprobe_events", k->name, probe))
+	if (sh("echo 'p:xdplab/%s %s' >> " TRACEFS "/kprobe_events && grep -q ':xdplab/%s ' "
+	       TRACEFS "/kprobe_events", k->name, probe, k->name))
 		return -1;
 	k->added = true;
 	/* the event's directory appears with the event; give tracefs a
@@ -37,7 +38,8 @@ int gem_kprobe_add(struct gem_kprobe *k, const char *name, const char *probe,
 	for (int i = 0; i < 20 && sh("test -d " TRACEFS "/events/xdplab/%s", k->name); i++)
 		usleep(100000);
 	if (sh("test -d " TRACEFS "/events/xdplab/%s", k->name))
-		sh("cat " TRACEFS "/kprobe_events; ls " TRACEFS "/events | head; mount | grep -i trac");
+		sh("echo kprobe_events:; cat " TRACEFS "/kprobe_events; echo error_log:; "
+		   "cat " TRACEFS "/error_log; ls -d " TRACEFS "/events/kprobes " TRACEFS "/events/xdplab");
 	if ((filter && sh("echo '%s' > " TRACEFS "/events/xdplab/%s/filter", filter, k->name)) ||
 	    sh("echo > " TRACEFS "/trace && echo 1 > " TRACEFS "/events/xdplab/%s/enable",
 	       k->name)) {
