@@ -16,8 +16,9 @@
  *			page_pool_alloc_pages() (20%, fail_function), with a
  *			ring resize now and then: NAPI's RX refill
  *	reopen_fail	a ring resize and a first program while every
- *			page-pool allocation fails: the resize refused, and
- *			the GEM still goes down and up
+ *			page-pool allocation fails: the resize refused, the
+ *			GEM not left IFF_UP while runtime-suspended, and it
+ *			still goes down and up
  *	xdp_tx_stack_tx XDP_TX of every echo reply and the stack's TX (pings,
  *			and an iperf3 UDP stream to the peer) on the GEM's queue
  *
@@ -42,6 +43,7 @@
 
 #include "cli.h"
 #include "gem.h"
+#include "gem_kprobe.h"
 #include "netns.h"
 #include "page_pool.h"
 #include "stress.h"
@@ -375,6 +377,38 @@ static int link_set_up_bounded(const char *ifname, bool up, double secs)
 
 #define PP_ALLOC_FUNC "page_pool_alloc_pages"
 
+/* After a reopen that failed and whose restore failed too, the GEM has
+ * undone all of its open, pm_runtime_put() included: on silicon its clocks
+ * may be gated. It must not stay IFF_UP then, since what checks only IFF_UP
+ * or netif_running() would reach its registers: rx-mode changes
+ * (macb_set_rx_mode(), counted here with a kprobe, on a promiscuity
+ * change), timestamping ioctls (review-v2 bug 4).
+ */
+static void closed_not_up(const char *ifname)
+{
+	struct gem_kprobe k = {};
+	char st[32] = "";
+	long calls = -1;
+	bool up;
+
+	up = !sh("ip -o link show %s | grep -q '[<,]UP[,>]'", ifname);
+	sh_out(st, sizeof(st), "cat /sys/class/net/%s/device/power/runtime_status", ifname);
+	st[strcspn(st, "\n")] = 0;
+	if (!gem_kprobe_add(&k, "macb_set_rx_mode", "macb_set_rx_mode", NULL)) {
+		sh("ip link set %s promisc on; ip link set %s promisc off", ifname, ifname);
+		calls = gem_kprobe_hits(&k);
+		gem_kprobe_del(&k);
+	}
+	if (test__verbose())
+		printf("    after the failed restore: %s, runtime PM %s, macb_set_rx_mode() calls %ld\n",
+		       up ? "IFF_UP" : "down", st, calls);
+	if (!strcmp(st, "active"))
+		return;	/* the registers can be reached */
+	ASSERT_FALSE(up, "IFF_UP on a GEM closed and runtime-suspended");
+	if (calls >= 0)
+		ASSERT_EQ(calls, 0, "macb_set_rx_mode() on the runtime-suspended GEM");
+}
+
 /* A ring resize, then a first XDP program, while every page-pool
  * allocation fails (fail_function, 100 %): the resize must be refused; the
  * attach, which needs no new buffers since kernel-patches/macb 0013, must
@@ -427,8 +461,10 @@ static void reopen_fail(struct ctx *c)
 			link_set_rings(NULL, ifname, rx, tx);
 			break;
 		}
-		if (i == 0)
+		if (i == 0) {
 			ASSERT_NEQ(err, 0, "ring resize refused");
+			closed_not_up(ifname);
+		}
 		else if (err == 0)
 			/* the buffers fit every program: nothing to allocate */
 			ASSERT_EQ(injected, 0, "page-pool allocations of the attach");
