@@ -38,12 +38,14 @@ label() {
 # lines to RESULTS. Status: vmtest's verdict (with KSELFTEST_ALWAYS_ZERO=1
 # failed tests do not count: only a kernel splat, a timeout or a build).
 one() {
-	local results=$1 tmp out rc
+	local results=$1 tmp out rc globs=()
+	# The globs reach the guest's bash -c quoted: it must not expand them.
+	read -ra globs <<<"${KSELFTEST:-}"
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/xdplab-kselftest.XXXXXX")
 	out=$("$VMTEST_DIR/kselftest-build.sh" "$tmp") || { rm -rf "$tmp"; return 2; }
 	log "running the kernel's selftests on $(label)"
 	set +e
-	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} $VMTEST_DIR/kselftest-guest.sh $out ${KSELFTEST:-}" \
+	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} $VMTEST_DIR/kselftest-guest.sh $out$(printf ' %q' ${globs[@]+"${globs[@]}"})" \
 		"$VMTEST_DIR/boot.sh" --label "$(label) (kselftest)" "$tmp/bzImage" | tee "$tmp/guest.out"
 	rc=${PIPESTATUS[0]}
 	set -e
@@ -97,7 +99,7 @@ compare)
 			"$(grep -c '^PASS' "$f")" "$(grep -c '^FAIL' "$f")" "$(grep -c '^SKIP' "$f")"
 	done
 	# Every test whose verdict differs, or that ran on one side only.
-	diffs=$(join -a1 -a2 -e - -o 0,1.1,2.1 \
+	diffs=$(join -a1 -a2 -e - -o 0,1.2,2.2 \
 		<(verdicts "$sres" | awk '{print $2, $1}' | sort) <(verdicts "$pres" | awk '{print $2, $1}' | sort) |
 		awk '$2 != $3')
 	if [ -z "$diffs" ]; then
