@@ -121,6 +121,10 @@ echo "kselftest: $(uname -r), tests from $out"
 progs=$(cd "$work/bpf" && ./test_progs -l 2>/dev/null)
 [ -n "$progs" ] || result FAIL bpf/test_progs "test_progs -l lists no tests"
 for t in $progs; do progs_one "$t"; done
+# Tests the build left out for this kernel, with the reason.
+while IFS= read -r line; do
+	selected "bpf/test_progs:${line%%:*}" && result SKIP "bpf/test_progs:${line%%:*}" "${line#*: }"
+done <"$out/bpf/NOT_BUILT"
 
 for s in test_xdp_meta.sh test_xdp_redirect.sh test_xdp_redirect_multi.sh \
 	test_xdp_vlan_mode_generic.sh test_xdp_vlan_mode_native.sh \
