@@ -146,6 +146,10 @@ run virtio/vhost_net_test "$work/virtio" ./vhost_net_test --buf-num="${KSELFTEST
 left=$(ip netns list 2>/dev/null | awk '{print $1}' | paste -sd' ' -)
 [ -z "$left" ] && echo "kselftest: no network namespace left" ||
 	echo "kselftest: network namespaces left behind: $left"
+if [ $((passed + failed + skipped)) = 0 ]; then
+	echo "kselftest: no test is named like ${globs[*]}"
+	exit 1
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 # KSELFTEST_ALWAYS_ZERO=1 (kselftest.sh compare): the verdict is the host's,
 # from the result lines; the guest's status then only says it got here.

@@ -45,7 +45,7 @@ one() {
 	out=$("$VMTEST_DIR/kselftest-build.sh" "$tmp") || { rm -rf "$tmp"; return 2; }
 	log "running the kernel's selftests on $(label)"
 	set +e
-	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} $VMTEST_DIR/kselftest-guest.sh $out$(printf ' %q' ${globs[@]+"${globs[@]}"})" \
+	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} $VMTEST_DIR/kselftest-guest.sh $out$([ ${#globs[@]} -eq 0 ] || printf ' %q' "${globs[@]}")" \
 		"$VMTEST_DIR/boot.sh" --label "$(label) (kselftest)" "$tmp/bzImage" | tee "$tmp/guest.out"
 	rc=${PIPESTATUS[0]}
 	set -e
