@@ -81,7 +81,8 @@ progs_one() {
 	local t=$1 name=bpf/test_progs:$1 log line why
 	selected "$name" || return 0
 	log=$logs/test_progs_$t.log
-	(cd "$work/bpf" && timeout -k 10 "$TIMEOUT" ./test_progs -v -t "$t") >"$log" 2>&1 </dev/null
+	# -a: the name as a glob, exactly; -t would run every test containing it.
+	(cd "$work/bpf" && timeout -k 10 "$TIMEOUT" ./test_progs -v -a "$t") >"$log" 2>&1 </dev/null
 	local rc=$?
 	line=$(grep -E "^#[0-9]+ +$t:(OK|SKIP|FAIL)" "$log" | tail -n 1)
 	case "$line:$rc" in
