@@ -99,19 +99,34 @@ progs_one() {
 	esac
 }
 
-# test_xsk.sh runs its own list and reports each as "<name>: [ PASS|FAIL|SKIPPED ]".
+# test_xsk.sh runs xskxceiver's list (skb mode, then busy-poll) and reports
+# each as "ok|not ok N <name>". Three of its failures are those of stock
+# 6.12.117 on this setup, whatever the series (vmtest/README.md, "The
+# kernel's selftests"): ALIGNED_INV_DESC and ALIGNED_INV_DESC_2K_FRAME_SIZE
+# ("Too many packets completed", then the receive loop times out), and
+# STAT_RX_DROPPED, whose UMEM headroom 6.12.117 refuses (EINVAL from
+# xsk_configure_umem ends xskxceiver's run for that mode, so the STAT_*
+# tests after it never run). Only these failing passes, and says so.
+XSK_KNOWN='ALIGNED_INV_DESC|ALIGNED_INV_DESC_2K_FRAME_SIZE|\[xskxceiver.c:thread_common_ops:[0-9]+\]: ERROR: 22/"Invalid argument"'
 xsk() {
-	local name=bpf/test_xsk.sh log rc f
+	local name=bpf/test_xsk.sh log rc f other ok
 	selected "$name" || return 0
 	log=$logs/test_xsk.log
 	(cd "$work/bpf" && timeout -k 10 "$TIMEOUT" ./test_xsk.sh) >"$log" 2>&1 </dev/null
 	rc=$?
-	f=$(grep -oE '^not ok [0-9]+ [^#]*' "$log" | sed -E 's/^not ok [0-9]+ (FAIL: )?//' | paste -sd, -)
+	ok=$(grep -cE '^ok [0-9]+' "$log")
+	f=$(grep -oE '^not ok [0-9]+ [^#]*' "$log" | sed -E 's/^not ok [0-9]+ (FAIL: )?//; s/ +$//')
+	other=$(echo "$f" | grep -vxE "(SKB |SKB BUSY-POLL )?($XSK_KNOWN)" | grep . | paste -sd, -)
 	case $rc in
-	0) result PASS "$name" "$(grep -cE '^ok [0-9]+' "$log") subtests ok" ;;
+	0) result PASS "$name" "$ok subtests ok" ;;
 	4) result SKIP "$name" "$(skip_reason "$log")" ;;
+	124 | 137) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
 	*)
-		result FAIL "$name" "exit $rc; $(grep -cE '^ok [0-9]+' "$log") subtests ok, failed: ${f:-see log}"
+		if [ -n "$f" ] && [ -z "$other" ]; then
+			result PASS "$name" "$ok subtests ok; failed only as on stock 6.12.117: $(echo "$f" | paste -sd, -)"
+		else
+			result FAIL "$name" "exit $rc; $ok subtests ok, failed: ${other:-see log}"
+		fi
 		# Each failure with the lines xskxceiver printed before it (why).
 		grep -B4 -E '^not ok' "$log" | grep -vE '^ok [0-9]|^--$' | sed 's/^/    | /' ;;
 	esac
