@@ -54,7 +54,7 @@ BPF_HELPERS=(xdp_features xdp_redirect_multi xdping xskxceiver xdp_synproxy)
 BPF_SCRIPTS=(test_xdp_meta.sh test_xdp_redirect.sh test_xdp_redirect_multi.sh
 	test_xdp_vlan.sh test_xdp_vlan_mode_generic.sh test_xdp_vlan_mode_native.sh
 	test_xdp_features.sh test_xdping.sh test_xsk.sh xsk_prereqs.sh)
-NET_SCRIPTS=(veth.sh udpgro.sh udpgro_fwd.sh net_helper.sh)
+NET_SCRIPTS=(veth.sh udpgro.sh udpgro_fwd.sh net_helper.sh in_netns.sh)
 
 # A directory mirroring DIR with symlinks, except for the entries named
 # after it, which the caller fills in.
