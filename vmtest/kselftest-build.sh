@@ -17,7 +17,7 @@
 # a view: a directory of symlinks to the tree in which prog_tests/ holds only
 # the XDP tests and progs/ only the BPF programs they, the XDP shell tests
 # and their helper binaries name. Upstream's Makefile then builds those
-# (about 60 objects instead of 800), without bpf_testmod.ko (the guest kernel
+# (about 31 objects instead of 825), without bpf_testmod.ko (the guest kernel
 # has no modules).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
