@@ -2,13 +2,17 @@
 # Install, with apt-get, every Debian package xdplab uses. Idempotent: a
 # group whose packages are all present costs one dpkg query and nothing else.
 #
-#   scripts/deps.sh [base|vm|vm-arm64|bench|all]...     (default: base)
+#   scripts/deps.sh [base|vm|vm-arm64|kselftest|bench|all]...     (default: base)
 #
 # base     - build the BPF objects, loaders and selftests; run the host tests
 # vm       - build Linux 6.12 from Debian's source and boot it under QEMU
 # vm-arm64 - the emulated GEM board (make vmtest ARCH=arm64): vm, plus the
 #            arm64 package lists (dpkg --add-architecture arm64), from which
 #            vmtest/rootfs.sh downloads the guest's userland and sysroot
+# kselftest - make kselftest: vm, plus what the kernel's XDP/net selftests
+#            call in the guest (the host's / is its root): iptables and nft
+#            (udpgro*.sh DNAT, xdp_synproxy, xdp_flowtable), tcpdump and
+#            arping (test_xdp_redirect_multi.sh)
 # bench - plots for the benchmarks
 set -euo pipefail
 
@@ -23,6 +27,7 @@ vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
 # `make arm64` stops at the first #include <errno.h> (bits/wordsize.h).
 vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
           qemu-system-arm cpio)
+kselftest=(iptables nftables tcpdump iputils-arping)
 bench=(gnuplot-nox)
 
 want=() foreign=()
@@ -32,9 +37,10 @@ for group in "$@"; do
 	base)  want+=("${base[@]}") ;;
 	vm)    want+=("${vm[@]}") ;;
 	vm-arm64) want+=("${vm[@]}" "${vm_arm64[@]}"); foreign+=(arm64) ;;
+	kselftest) want+=("${vm[@]}" "${kselftest[@]}") ;;
 	bench) want+=("${bench[@]}") ;;
-	all)   want+=("${base[@]}" "${vm[@]}" "${vm_arm64[@]}" "${bench[@]}"); foreign+=(arm64) ;;
-	*) echo "deps: unknown group '$group' (base, vm, vm-arm64, bench, all)" >&2; exit 2 ;;
+	all)   want+=("${base[@]}" "${vm[@]}" "${vm_arm64[@]}" "${kselftest[@]}" "${bench[@]}"); foreign+=(arm64) ;;
+	*) echo "deps: unknown group '$group' (base, vm, vm-arm64, kselftest, bench, all)" >&2; exit 2 ;;
 	esac
 done
 

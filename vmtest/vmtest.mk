@@ -48,3 +48,16 @@ vmshell: vmtest-deps
 
 vmkernel: vmtest-deps
 	@VMTEST_ARCH='$(ARCH)' vmtest/run.sh kernel
+
+# The kernel's own XDP / veth / tun / vhost-net selftests, built from the
+# tree the guest kernel is built from (vmtest/README.md, "The kernel's
+# selftests"): one run, or stock against the series with the difference.
+#   make kselftest [PATCHES=...] [KSELFTEST='net/* bpf/test_xdp_*']
+#   make kselftest-compare [PATCHES=all]
+.PHONY: kselftest kselftest-compare kselftest-deps
+kselftest-deps:
+	@scripts/deps.sh kselftest
+kselftest: kselftest-deps
+	@VMTEST_ARCH='$(ARCH)' vmtest/kselftest.sh run
+kselftest-compare: kselftest-deps
+	@VMTEST_ARCH='$(ARCH)' vmtest/kselftest.sh compare

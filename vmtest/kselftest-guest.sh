@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# In the guest: run the kernel's own XDP / veth / tun / vhost-net selftests
+# that vmtest/kselftest-build.sh built into OUT, one at a time, and print
+# one line for each,
+#
+#   KSELFTEST PASS|FAIL|SKIP <name>[: <reason>]
+#
+# and a closing "N passed, N failed, N skipped". Exit status 1 when a test
+# failed. A failed test's log ends up on the console (indented), the rest
+# stays in the guest's /tmp.
+#
+#   vmtest/kselftest-guest.sh OUT [GLOB...]
+#
+# GLOBs select tests by name (bash patterns: 'net/*', 'bpf/test_progs:xdp_*');
+# default: all of them. The names:
+#   bpf/test_progs:<test>   every test test_progs was built with (-l)
+#   bpf/<script>.sh         the XDP shell tests of selftests/bpf
+#   net/<test>              net/veth.sh, tun, tap, udpgro.sh, udpgro_fwd.sh
+#   virtio/vhost_net_test   tools/virtio
+set -uo pipefail
+
+out=${1:?usage: vmtest/kselftest-guest.sh OUT [GLOB...]}
+shift
+globs=("$@")
+[ ${#globs[@]} -gt 0 ] || globs=('*')
+TIMEOUT=${KSELFTEST_TIMEOUT:-900}
+
+# The guest's root is the host's, read-only: run from a writable copy (the
+# tests write next to themselves: pcap files, xsk's temporaries).
+work=/tmp/kselftest
+logs=$work/logs
+rm -rf "$work"
+mkdir -p "$logs" || exit 1
+for d in bpf net virtio; do
+	mkdir -p "$work/$d"
+	find "$out/$d" -maxdepth 1 -type f -exec cp -p {} "$work/$d/" \; || exit 1
+done
+
+passed=0 failed=0 skipped=0
+result() {
+	local st=$1 name=$2 why=${3:-}
+	echo "KSELFTEST $st $name${why:+: $why}"
+	case "$st" in PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;; SKIP) skipped=$((skipped + 1)) ;; esac
+}
+selected() {
+	local g
+	for g in "${globs[@]}"; do
+		# shellcheck disable=SC2053
+		[[ "$1" == $g ]] && return 0
+	done
+	return 1
+}
+# A failed test's log on the console, so that the run's console.log keeps it.
+show_log() { tail -n "${2:-40}" "$1" | sed 's/^/    | /'; }
+# The last line that says why a test skipped, else its last line.
+skip_reason() {
+	{ grep -iE 'skip|not supported|missing|not found|unavailable' "$1" | grep -v '^#[0-9]' | tail -n 1; } ||
+		tail -n 1 "$1"
+}
+
+# run NAME DIR CMD...: a kselftest-style test (exit 0 pass, 4 skip).
+run() {
+	local name=$1 dir=$2 log rc
+	shift 2
+	selected "$name" || return 0
+	log=$logs/${name//\//_}.log
+	(cd "$dir" && timeout -k 10 "$TIMEOUT" "$@") >"$log" 2>&1 </dev/null
+	rc=$?
+	case $rc in
+	0) result PASS "$name" ;;
+	4) result SKIP "$name" "$(skip_reason "$log")" ;;
+	124 | 137) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
+	*)
+		result FAIL "$name" "exit $rc: $(grep -iE 'fail|error' "$log" | head -n 1)"
+		show_log "$log" ;;
+	esac
+}
+
+# test_progs: one run per test, so that each has its own verdict and log.
+progs_one() {
+	local t=$1 name=bpf/test_progs:$1 log line why
+	selected "$name" || return 0
+	log=$logs/test_progs_$t.log
+	# -a: the name as a glob, exactly; -t would run every test containing it.
+	(cd "$work/bpf" && timeout -k 10 "$TIMEOUT" ./test_progs -v -a "$t") >"$log" 2>&1 </dev/null
+	local rc=$?
+	line=$(grep -E "^#[0-9]+ +$t:(OK|SKIP|FAIL)" "$log" | tail -n 1)
+	case "$line:$rc" in
+	*:OK:0)
+		why=$(grep -oE "^#[0-9]+/[0-9]+ +$t/[^:]+:SKIP" "$log" | sed -E "s/^#[^ ]+ +$t\///; s/:SKIP$//" | paste -sd, -)
+		result PASS "$name" "${why:+subtests skipped: $why}" ;;
+	*:SKIP:0) result SKIP "$name" "$(grep -B3 -E "^#[0-9]+ +$t:SKIP" "$log" | grep -vE '^#[0-9]|^test_|^$' | tail -n 1)" ;;
+	*:1[23][47] | *:124) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
+	*)
+		why=$(grep -E ':FAIL:' "$log" | head -n 1)
+		[ -n "$line" ] || why="no verdict, exit $rc${why:+; $why}"
+		result FAIL "$name" "$why"
+		show_log "$log" ;;
+	esac
+}
+
+# test_xsk.sh runs xskxceiver's list (skb mode, then busy-poll) and reports
+# each as "ok|not ok N <name>". Three of its failures are those of stock
+# 6.12.117 on this setup, whatever the series (vmtest/README.md, "The
+# kernel's selftests"): ALIGNED_INV_DESC and ALIGNED_INV_DESC_2K_FRAME_SIZE
+# ("Too many packets completed", then the receive loop times out), and
+# STAT_RX_DROPPED, whose UMEM headroom 6.12.117 refuses (EINVAL from
+# xsk_configure_umem ends xskxceiver's run for that mode, so the STAT_*
+# tests after it never run). Only these failing passes, and says so.
+XSK_KNOWN='ALIGNED_INV_DESC|ALIGNED_INV_DESC_2K_FRAME_SIZE|\[xskxceiver.c:thread_common_ops:[0-9]+\]: ERROR: 22/"Invalid argument"'
+xsk() {
+	local name=bpf/test_xsk.sh log rc f other ok
+	selected "$name" || return 0
+	log=$logs/test_xsk.log
+	(cd "$work/bpf" && timeout -k 10 "$TIMEOUT" ./test_xsk.sh) >"$log" 2>&1 </dev/null
+	rc=$?
+	ok=$(grep -cE '^ok [0-9]+' "$log")
+	f=$(grep -oE '^not ok [0-9]+ [^#]*' "$log" | sed -E 's/^not ok [0-9]+ (FAIL: )?//; s/ +$//')
+	other=$(echo "$f" | grep -vxE "(SKB |SKB BUSY-POLL )?($XSK_KNOWN)" | grep . | paste -sd, -)
+	case $rc in
+	0) result PASS "$name" "$ok subtests ok" ;;
+	4) result SKIP "$name" "$(skip_reason "$log")" ;;
+	124 | 137) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
+	*)
+		if [ -n "$f" ] && [ -z "$other" ]; then
+			result PASS "$name" "$ok subtests ok; failed only as on stock 6.12.117: $(echo "$f" | paste -sd, -)"
+		else
+			result FAIL "$name" "exit $rc; $ok subtests ok, failed: ${other:-see log}"
+		fi
+		# Each failure with the lines xskxceiver printed before it (why).
+		grep -B4 -E '^not ok' "$log" | grep -vE '^ok [0-9]|^--$' | sed 's/^/    | /' ;;
+	esac
+}
+
+echo "kselftest: $(uname -r), tests from $out"
+# (No process substitution: the guest has no /dev/fd.)
+progs=$(cd "$work/bpf" && ./test_progs -l 2>/dev/null)
+[ -n "$progs" ] || result FAIL bpf/test_progs "test_progs -l lists no tests"
+for t in $progs; do progs_one "$t"; done
+# Tests the build left out for this kernel, with the reason.
+while IFS= read -r line; do
+	selected "bpf/test_progs:${line%%:*}" && result SKIP "bpf/test_progs:${line%%:*}" "${line#*: }"
+done <"$out/bpf/NOT_BUILT"
+
+for s in test_xdp_meta.sh test_xdp_redirect.sh test_xdp_redirect_multi.sh \
+	test_xdp_vlan_mode_generic.sh test_xdp_vlan_mode_native.sh \
+	test_xdp_features.sh test_xdping.sh; do
+	run "bpf/$s" "$work/bpf" "./$s"
+done
+xsk
+
+run net/veth.sh "$work/net" ./veth.sh
+run net/tun "$work/net" ./tun
+run net/tap "$work/net" ./tap
+run net/udpgro.sh "$work/net" ./udpgro.sh
+run net/udpgro_fwd.sh "$work/net" ./udpgro_fwd.sh
+# Its default, 2^20 buffers each way through a tap, did not finish in 10
+# minutes under TCG; 2^14 still cycles the rings many times over.
+run virtio/vhost_net_test "$work/virtio" ./vhost_net_test --buf-num="${KSELFTEST_VHOST_BUFS:-16384}"
+
+# Whatever a test left behind would change the next run's verdicts.
+left=$(ip netns list 2>/dev/null | awk '{print $1}' | paste -sd' ' -)
+[ -z "$left" ] && echo "kselftest: no network namespace left" ||
+	echo "kselftest: network namespaces left behind: $left"
+if [ $((passed + failed + skipped)) = 0 ]; then
+	echo "kselftest: no test is named like ${globs[*]}"
+	exit 1
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+# KSELFTEST_ALWAYS_ZERO=1 (kselftest.sh compare): the verdict is the host's,
+# from the result lines; the guest's status then only says it got here.
+[ "$failed" = 0 ] || [ "${KSELFTEST_ALWAYS_ZERO:-0}" = 1 ]
