@@ -1180,7 +1180,7 @@ out:
 
 /* ---- multi-buffer XDP (RX_SG) ---- */
 
-static bool tap_has_rx_sg(const char *ns)
+bool tap_has_rx_sg(const char *ns)
 {
 	if (sh_out(out, sizeof(out), "ip netns exec %s %s status " TAP0 " --json", ns,
 		   test__path("xdplab")))

@@ -67,6 +67,11 @@ int sock_collect(int fd, size_t payload, int want, double timeout);
 int tap_collect_csum(int fd, size_t payload, int want, const uint8_t *src_mac,
 		     double timeout, int *bad_csum);
 
+/* Does the tap TAP0 in ns offer multi-buffer XDP (RX_SG in xdplab status)?
+ * Without it, frames over a page take generic XDP.
+ */
+bool tap_has_rx_sg(const char *ns);
+
 struct bpf_insn;
 /* An xdp.frags program of n raw instructions, attached in the driver to
  * ifname in ns (tun_review.c). Returns its fd, or -1.
