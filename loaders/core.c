@@ -32,7 +32,7 @@ volatile int xdplab_exiting;
 static char kernel_msg[256];
 
 enum {
-	OPT_FRAGS = 0x100, OPT_NO_FRAGS, OPT_KEEP, OPT_PIN, OPT_BTF,
+	OPT_FRAGS = 0x100, OPT_NO_FRAGS, OPT_NO_GSO, OPT_KEEP, OPT_PIN, OPT_BTF,
 	OPT_PROTO, OPT_PORT, OPT_IPVER, OPT_COUNT_PROTO,
 };
 
@@ -41,6 +41,8 @@ static const struct argp_option common_options[] = {
 	{ "mode", 'm', "MODE", 0, "native (default) or skb (generic XDP)", 1 },
 	{ "frags", OPT_FRAGS, NULL, 0, "load the multi-buffer (xdp.frags) program", 1 },
 	{ "no-frags", OPT_NO_FRAGS, NULL, 0, "load the linear-only program", 1 },
+	{ "no-gso", OPT_NO_GSO, NULL, 0, "do not ask for GSO superframes whole (BPF_F_XDP_GSO, "
+	  "a kernel with the veth GSO series): the program sees segments, as on stock", 1 },
 	{ "keep", OPT_KEEP, NULL, 0, "leave the program attached at exit", 1 },
 	{ "pin", OPT_PIN, "DIR", 0, "pin program and maps under DIR on bpffs (implies --keep)", 1 },
 	{ "btf", OPT_BTF, "FILE", 0, "kernel BTF to use instead of /sys/kernel/btf/vmlinux", 1 },
@@ -123,6 +125,9 @@ static error_t common_parse(int key, char *arg, struct argp_state *state)
 		if (o->frags != FRAGS_AUTO && o->frags != (key == OPT_FRAGS ? FRAGS_ON : FRAGS_OFF))
 			xdplab_usage_err(state, "give one of them", "--frags and --no-frags contradict each other");
 		o->frags = key == OPT_FRAGS ? FRAGS_ON : FRAGS_OFF;
+		break;
+	case OPT_NO_GSO:
+		o->no_gso = true;
 		break;
 	case OPT_KEEP:
 		o->keep = true;
@@ -406,6 +411,34 @@ bool xdplab_kernel_has_frags(void)
 	return cached;
 }
 
+/* The veth series' program flag (kernel-patches/veth, "bpf: let an XDP
+ * program ask for GSO superframes"): in no upstream uapi header, so the
+ * kernel is asked rather than the headers.
+ */
+#ifndef BPF_F_XDP_GSO
+#define BPF_F_XDP_GSO (1U << 8)
+#endif
+
+bool xdplab_kernel_has_xdp_gso(void)
+{
+	static int cached = -1;
+	const struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 2 },	/* r0 = XDP_PASS */
+		{ .code = 0x95 },				/* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .prog_flags = BPF_F_XDP_HAS_FRAGS | BPF_F_XDP_GSO);
+	int fd;
+
+	if (cached >= 0)
+		return cached;
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xdplab_probe", "GPL", insns, 2, &opts);
+	cached = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	return cached;
+}
+
 static void prog_describe(__u32 id, char *buf, size_t len)
 {
 	struct bpf_prog_info info = {};
@@ -490,8 +523,10 @@ const struct bpf_object_open_opts *xdplab_open_opts(const struct xdplab_opts *o)
  */
 #define LINEAR_MTU_MAX (4096 - 256 - 320 - 14 - 8)
 
-struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_program *linear,
-				     struct bpf_program *frags)
+static bool btf_prog_tagged_gso(const struct bpf_object *obj, const struct bpf_program *prog);
+
+struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_object *obj,
+				     struct bpf_program *linear, struct bpf_program *frags)
 {
 	bool kernel_frags = xdplab_kernel_has_frags();
 	struct ifreq ifr;
@@ -523,6 +558,13 @@ struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_program *
 		bpf_program__set_autoload(linear, o->frags == FRAGS_OFF);
 	if (frags)
 		bpf_program__set_autoload(frags, o->frags == FRAGS_ON);
+	/* Only a program that keeps its promise (XDPLAB_GSO_PRESERVING) asks
+	 * for superframes: a frame it changed could not be segmented again.
+	 */
+	o->cfg.gso_opt_in = o->frags == FRAGS_ON && !o->no_gso && btf_prog_tagged_gso(obj, frags) &&
+			    xdplab_kernel_has_xdp_gso();
+	if (o->cfg.gso_opt_in)
+		bpf_program__set_flags(frags, bpf_program__flags(frags) | BPF_F_XDP_GSO);
 	return o->frags == FRAGS_ON ? frags : linear;
 }
 
@@ -556,13 +598,40 @@ int xdplab_percpu_sum(const struct bpf_map *map, __u32 key, void *out, size_t si
 	return err;
 }
 
+/* Is func_id tagged "xdplab:gso_preserving" (XDPLAB_GSO_PRESERVING)? */
+static bool btf_func_tagged_gso(const struct btf *btf, __u32 func_id)
+{
+	for (__u32 id = 1; id < btf__type_cnt(btf); id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		if (btf_is_decl_tag(t) && t->type == func_id &&
+		    btf_decl_tag(t)->component_idx == -1 &&
+		    !strcmp(btf__name_by_offset(btf, t->name_off), "xdplab:gso_preserving"))
+			return true;
+	}
+	return false;
+}
+
+/* The same, before load, from the object's own BTF. */
+static bool btf_prog_tagged_gso(const struct bpf_object *obj, const struct bpf_program *prog)
+{
+	const struct btf *btf;
+	int id;
+
+	if (!prog)
+		return false;
+	btf = bpf_object__btf(obj);
+	id = btf ? btf__find_by_name_kind(btf, bpf_program__name(prog), BTF_KIND_FUNC) : -1;
+	return id > 0 && btf_func_tagged_gso(btf, id);
+}
+
 bool xdplab_prog_gso_preserving(int prog_fd)
 {
 	struct bpf_prog_info info = {};
 	struct bpf_func_info func = {};
 	__u32 len = sizeof(info), btf_id;
 	struct btf *btf;
-	bool tagged = false;
+	bool tagged;
 
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) || !info.btf_id || !info.nr_func_info)
 		return false;
@@ -581,15 +650,69 @@ bool xdplab_prog_gso_preserving(int prog_fd)
 	btf = btf__load_from_kernel_by_id(btf_id);
 	if (!btf)
 		return false;
-	for (__u32 id = 1; id < btf__type_cnt(btf) && !tagged; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-
-		tagged = btf_is_decl_tag(t) && t->type == func.type_id &&
-			 btf_decl_tag(t)->component_idx == -1 &&
-			 !strcmp(btf__name_by_offset(btf, t->name_off), "xdplab:gso_preserving");
-	}
+	tagged = btf_func_tagged_gso(btf, func.type_id);
 	btf__free(btf);
 	return tagged;
+}
+
+/* cfg's gso_opt_in from one map, if it is an xdplab .rodata: -1 if not. */
+static int rodata_gso_opt_in(int map_fd)
+{
+	struct bpf_map_info m = {};
+	__u32 len = sizeof(m), zero = 0;
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	struct xdplab_cfg cfg;
+	struct btf *btf = NULL;
+	void *val = NULL;
+	int ret = -1;
+
+	if (bpf_obj_get_info_by_fd(map_fd, &m, &len) || m.type != BPF_MAP_TYPE_ARRAY ||
+	    m.max_entries != 1 || !m.btf_id || !strstr(m.name, ".rodata"))
+		return -1;
+	btf = btf__load_from_kernel_by_id(m.btf_id);
+	sec = btf ? btf__type_by_id(btf, m.btf_value_type_id) : NULL;
+	if (!sec || !btf_is_datasec(sec))
+		goto out;
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+
+		if (strcmp(btf__name_by_offset(btf, v->name_off), "cfg") ||
+		    vs->size != sizeof(cfg) || vs->offset + sizeof(cfg) > m.value_size)
+			continue;
+		val = malloc(m.value_size);
+		if (val && !bpf_map_lookup_elem(map_fd, &zero, val)) {
+			memcpy(&cfg, (char *)val + vs->offset, sizeof(cfg));
+			ret = !!cfg.gso_opt_in;
+		}
+		break;
+	}
+out:
+	free(val);
+	btf__free(btf);
+	return ret;
+}
+
+int xdplab_prog_gso_opt_in(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 ids[16], len = sizeof(info);
+	int ret = -1;
+
+	info.nr_map_ids = 16;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -1;
+	for (__u32 i = 0; i < info.nr_map_ids && i < 16 && ret < 0; i++) {
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		ret = rodata_gso_opt_in(fd);
+		close(fd);
+	}
+	return ret;
 }
 
 /* ---- stats ---- */
@@ -808,21 +931,23 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 	filter_text(&o->cfg, filter, sizeof(filter));
 	if (o->json) {
 		/* The event a script waits for instead of polling ip link.
-		 * "gso" holds what the program promises about GSO frames; the
-		 * veth opt-in, once it exists, joins "preserving" there.
+		 * "gso": what the program promises about GSO frames, and
+		 * whether it asked for them whole (BPF_F_XDP_GSO).
 		 */
 		filter_json(&o->cfg, fjson, sizeof(fjson));
 		printf("{\"event\":\"attached\",\"ifname\":\"%s\",\"prog\":\"%s\","
-		       "\"mode\":\"%s\",\"frags\":%s,\"gso\":{\"preserving\":%s},"
+		       "\"mode\":\"%s\",\"frags\":%s,\"gso\":{\"preserving\":%s,\"opt_in\":%s},"
 		       "\"filter\":%s}\n", o->ifname, name, mode_name(o),
 		       o->frags == FRAGS_ON ? "true" : "false",
-		       xdplab_prog_gso_preserving(fd) ? "true" : "false", fjson);
+		       xdplab_prog_gso_preserving(fd) ? "true" : "false",
+		       o->cfg.gso_opt_in ? "true" : "false", fjson);
 		fflush(stdout);
 	} else {
-		fprintf(stderr, "%s attached to %s (%s%s)%s, matching %s; Ctrl-C to stop\n", name,
+		fprintf(stderr, "%s attached to %s (%s%s)%s%s, matching %s; Ctrl-C to stop\n", name,
 			o->ifname, o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
 			o->frags == FRAGS_ON ? ", frags" : "",
-			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "", filter);
+			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "",
+			o->cfg.gso_opt_in ? ", takes GSO superframes" : "", filter);
 	}
 	xdplab_stats_loop(o, name, stats, hooks);
 	if (o->keep) {

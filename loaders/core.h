@@ -5,7 +5,7 @@
  * point, attach with a guaranteed detach, and the per-interval stats.
  *
  * A subcommand's main() is: parse (core argp as a child) -> xdplab_preflight
- * -> open skeleton with xdplab_open_opts() -> set rodata -> xdplab_pick_prog
+ * -> open skeleton with xdplab_open_opts() -> xdplab_pick_prog -> set rodata
  * -> load -> xdplab_run -> destroy.
  */
 #ifndef XDPLAB_CORE_H
@@ -29,6 +29,7 @@ struct xdplab_opts {
 	int ifindex;
 	__u32 xdp_flags;	/* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
 	int frags;		/* enum frags_choice; resolved by pick_prog */
+	bool no_gso;		/* --no-gso: never ask for GSO superframes */
 	double interval;	/* seconds between stats lines */
 	double duration;	/* 0: until SIGINT/SIGTERM */
 	bool json;
@@ -103,10 +104,13 @@ int xdplab_check_iface(struct xdplab_opts *o);
 /* Open options carrying --btf. */
 const struct bpf_object_open_opts *xdplab_open_opts(const struct xdplab_opts *o);
 /* Chooses the frags or linear program (o->frags resolved), turns off
- * autoload of the other one; NULL after printing why.
+ * autoload of the other one; NULL after printing why. A GSO-preserving
+ * frags program also asks for GSO superframes (BPF_F_XDP_GSO, noted in
+ * o->cfg.gso_opt_in) where the kernel offers it, unless --no-gso: copy
+ * o->cfg into .rodata after this call.
  */
-struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_program *linear,
-				     struct bpf_program *frags);
+struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_object *obj,
+				     struct bpf_program *linear, struct bpf_program *frags);
 /* Explains a failed skeleton load. Returns 1. */
 int xdplab_load_err(const char *what, int err);
 /* Attaches prog, prints stats from the xdp_stats map every interval until
@@ -129,6 +133,12 @@ int xdplab_ifindex(const char *name, const char *role);
 bool xdplab_kernel_has_frags(void);
 /* Is this function tagged XDPLAB_GSO_PRESERVING in prog's BTF? */
 bool xdplab_prog_gso_preserving(int prog_fd);
+/* Does the running kernel take BPF_F_XDP_GSO (the veth GSO series)? */
+bool xdplab_kernel_has_xdp_gso(void);
+/* Was the loaded program prog_fd given BPF_F_XDP_GSO by xdplab? 1 or 0;
+ * -1 when it is not an xdplab program (no cfg in its .rodata).
+ */
+int xdplab_prog_gso_opt_in(int prog_fd);
 double xdplab_now(void);
 /* Sleeps until t (CLOCK_MONOTONIC seconds) or a signal. */
 void xdplab_sleep_until(double t);
@@ -138,7 +148,7 @@ const char *xdplab_action_name(int action);
 
 /*
  * The whole life of a program whose skeleton is SKEL (e.g. xdp_pass_bpf)
- * with entry points PROG and PROG_frags: preflight, open, set rodata, pick,
+ * with entry points PROG and PROG_frags: preflight, open, pick, set rodata,
  * load, run, destroy. Evaluates to the exit code. A macro because every
  * skeleton is its own type.
  */
@@ -152,9 +162,9 @@ const char *xdplab_action_name(int action);
 		if (!__s) {						\
 			__ret = xdplab_load_err(#PROG, -errno);		\
 		} else {						\
-			__s->rodata->cfg = (o)->cfg;			\
-			__p = xdplab_pick_prog(o, __s->progs.PROG,	\
+			__p = xdplab_pick_prog(o, __s->obj, __s->progs.PROG,	\
 					       __s->progs.PROG##_frags); \
+			__s->rodata->cfg = (o)->cfg;			\
 			if (__p) {					\
 				__err = SKEL##__load(__s);		\
 				__ret = __err ? xdplab_load_err(#PROG, __err) : \

@@ -137,14 +137,14 @@ int cmd_redirect_cpu(int argc, char **argv)
 	s = xdp_redirect_cpu_bpf__open_opts(xdplab_open_opts(&o));
 	if (!s)
 		return xdplab_load_err("xdp_redirect_cpu", -errno);
-	s->rodata->cfg = o.cfg;
 	s->rodata->cpus_count = c.ncpus;
 	bpf_map__set_max_entries(s->maps.cpu_map, ncpu);
 	bpf_map__set_max_entries(s->maps.cpu_map_frags, ncpu);
 	bpf_map__set_max_entries(s->maps.cpus_available, ncpu);
-	p = xdplab_pick_prog(&o, s->progs.xdp_redirect_cpu, s->progs.xdp_redirect_cpu_frags);
+	p = xdplab_pick_prog(&o, s->obj, s->progs.xdp_redirect_cpu, s->progs.xdp_redirect_cpu_frags);
 	if (!p)
 		goto out;
+	s->rodata->cfg = o.cfg;
 	bpf_program__set_autoload(s->progs.xdp_cpumap, o.frags != FRAGS_ON);
 	bpf_program__set_autoload(s->progs.xdp_cpumap_frags, o.frags == FRAGS_ON);
 	err = xdp_redirect_cpu_bpf__load(s);

@@ -19,6 +19,9 @@ static const struct xdplab_cmd_desc desc = {
 	       "Feature flags: BASIC (XDP_PASS/DROP/TX), REDIRECT (XDP_REDIRECT out),\n"
 	       "NDO_XMIT (a redirect target), RX_SG (multi-buffer receive), NDO_XMIT_SG\n"
 	       "(multi-buffer redirect target); from the netdev netlink family, Linux 6.3+.\n"
+	       "GSO-preserving: the program never changes a frame's length or its\n"
+	       "IP/L4 headers. Takes GSO superframes: it was loaded with BPF_F_XDP_GSO\n"
+	       "(kernels with the veth GSO series; xdplab asks unless --no-gso).\n"
 	       "Examples:\n"
 	       "  xdplab status\n"
 	       "  ip netns exec ns1 xdplab status veth1 --json",
@@ -26,22 +29,27 @@ static const struct xdplab_cmd_desc desc = {
 
 static void prog_line(const char *mode, __u32 id, const struct xdplab_opts *o, bool *first)
 {
+	static const char *const opt_in_json[] = { "null", "false", "true" };
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	int fd = bpf_prog_get_fd_by_id(id);
+	int opt_in = -1;	/* -1: not an xdplab program, we cannot tell */
 	bool gso = false;
 
 	if (fd >= 0) {
 		bpf_obj_get_info_by_fd(fd, &info, &len);
 		gso = xdplab_prog_gso_preserving(fd);
+		opt_in = xdplab_prog_gso_opt_in(fd);
 		close(fd);
 	}
 	if (o->json)
-		printf("%s{\"mode\":\"%s\",\"id\":%u,\"name\":\"%s\",\"gso_preserving\":%s}",
-		       *first ? "" : ",", mode, id, info.name, gso ? "true" : "false");
+		printf("%s{\"mode\":\"%s\",\"id\":%u,\"name\":\"%s\",\"gso_preserving\":%s,"
+		       "\"gso_opt_in\":%s}", *first ? "" : ",", mode, id, info.name,
+		       gso ? "true" : "false", opt_in_json[opt_in + 1]);
 	else
-		printf("    %-6s id %-5u %s%s\n", mode, id, info.name[0] ? info.name : "?",
-		       gso ? " (GSO-preserving)" : "");
+		printf("    %-6s id %-5u %s%s%s\n", mode, id, info.name[0] ? info.name : "?",
+		       gso ? " (GSO-preserving)" : "",
+		       opt_in > 0 ? " (takes GSO superframes: BPF_F_XDP_GSO)" : "");
 	*first = false;
 }
 

@@ -54,6 +54,10 @@ struct xdplab_cfg {
 	__u32 count_proto;	/* parse every frame: count its L4 protocol in
 				 * xdp_proto, and malformed frames, even
 				 * without a filter (costs a second lookup) */
+	__u32 gso_opt_in;	/* not read by the program: the loader notes
+				 * here that it loaded it with BPF_F_XDP_GSO,
+				 * which bpf_prog_info does not report, so that
+				 * `xdplab status` can read it back */
 };
 
 #define XDPLAB_MAX_RXQ 64

@@ -33,6 +33,8 @@
 #include "netns.h"
 #include "test.h"
 
+static bool kernel_takes_xdp_gso(void);
+
 #define BPF_FS_MAGIC 0xcafe4a11
 #define OUT_LEN 16384
 
@@ -724,11 +726,13 @@ TEST(loader_output)
 			goto json_out;
 		ASSERT_GE(lines, 3, "the event, interval lines and the summary");
 		{
-			const char *ev = "{\"event\":\"attached\",\"ifname\":\"veth0\","
-					 "\"prog\":\"xdp_pass_frags\",\"mode\":\"native\","
-					 "\"frags\":true,\"gso\":{\"preserving\":true},\"filter\":"
-					 "{\"proto\":null,\"port\":null,\"ip\":null}}\n";
+			char ev[512];
 
+			snprintf(ev, sizeof(ev), "{\"event\":\"attached\",\"ifname\":\"veth0\","
+				 "\"prog\":\"xdp_pass_frags\",\"mode\":\"native\",\"frags\":true,"
+				 "\"gso\":{\"preserving\":true,\"opt_in\":%s},\"filter\":"
+				 "{\"proto\":null,\"port\":null,\"ip\":null}}\n",
+				 kernel_takes_xdp_gso() ? "true" : "false");
 			if (!ASSERT_OK(strncmp(out, ev, strlen(ev)), "the first line is the attach event"))
 				printf("%s", out);
 		}
@@ -882,6 +886,72 @@ static const char *ld_line_with(const char *out, const char *what, char *line, s
 	return line;
 }
 
+/* The veth series' BPF_F_XDP_GSO, asked of the kernel itself rather than
+ * of the CLI under test.
+ */
+static bool kernel_takes_xdp_gso(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = XDP_PASS },	/* r0 = XDP_PASS */
+		{ .code = 0x95 },					/* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_XDP_HAS_FRAGS | (1U << 8));
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "gso_probe", "GPL", insns, 2, &opts);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* "tcp-segmentation-offload: on|off" of dev in ns, as ethtool -k says it. */
+static bool peer_tso_on(const char *ns, const char *dev)
+{
+	char out[128] = "";
+
+	sh_out(out, sizeof(out), "ip netns exec %s ethtool -k %s | grep '^tcp-segmentation-offload:'",
+	       ns, dev);
+	return strstr(out, ": on");
+}
+
+/* xdplab asks for GSO superframes (BPF_F_XDP_GSO) for a GSO-preserving
+ * frags program where the kernel takes the flag, and not with --no-gso:
+ * status reads it back, and veth shows it, keeping TSO on the program's
+ * peer only for an opted-in program (the series' 0010; stock clears it
+ * for any multi-buffer program).
+ */
+static void status_gso_opt_in(const struct veth_pair *vp)
+{
+	static const char *const runs[] = { "pass veth0 --keep -d 0.1",
+					    "pass veth0 --no-gso --keep -d 0.1" };
+	bool series = kernel_takes_xdp_gso();
+	char out[OUT_LEN], line[512];
+	const char *ns = vp->ns[0];
+
+	for (int i = 0; i < 2; i++) {
+		bool want = series && i == 0;
+
+		if (!ASSERT_EQ(ld_cli(out, sizeof(out), ns, NULL, runs[i]), 0, runs[i]))
+			break;
+		ASSERT_EQ(ld_cli(out, sizeof(out), ns, NULL, "status veth0 --json"), 0,
+			  "status --json");
+		ASSERT_STRSTR(out, want ? "\"gso_opt_in\":true" : "\"gso_opt_in\":false",
+			      runs[i]);
+		ASSERT_EQ(ld_cli(out, sizeof(out), ns, NULL, "status veth0"), 0, "status");
+		if (ASSERT_OK_PTR(ld_line_with(out, "xdp_pass_frags", line, sizeof(line)),
+				  "a line for the program"))
+			ASSERT_EQ(!!strstr(line, "takes GSO superframes"), want, runs[i]);
+		if (series)
+			ASSERT_EQ(peer_tso_on(vp->ns[1], "veth1"), want,
+				  "TSO on the peer (on only when opted in)");
+		sh("ip -n %s link set dev veth0 xdp off", ns);
+		ASSERT_NOTHING_ATTACHED(ns, "veth0");
+	}
+	if (!series)
+		test__skip("kernel without BPF_F_XDP_GSO (the veth GSO series): both loads "
+			   "must be plain frags, as they were");
+}
+
 TEST(loader_status)
 {
 	char out[OUT_LEN], line[512];
@@ -967,6 +1037,9 @@ skb_out:
 		sh("ip -n %s link set dev veth0 xdpgeneric off", ns);
 		ASSERT_NOTHING_ATTACHED(ns, "veth0");
 	}
+
+	if (test__start_subtest("gso_opt_in"))
+		status_gso_opt_in(&vp);
 	veth_pair_del(&vp);
 }
 
