@@ -149,6 +149,8 @@ static int reset_to_board(struct gstorm *g)
 	       link_set_up(NULL, g->ifname, true);
 }
 
+static void gs_abandon(struct gstorm *g);
+
 static bool gs_up(struct gstorm *g, struct pass_progs *pp, int tx_frags, bool stack_bulk)
 {
 	char why[160];
@@ -183,7 +185,28 @@ static bool gs_up(struct gstorm *g, struct pass_progs *pp, int tx_frags, bool st
 	g->rx0 = sys_stat(g->ifname, "statistics/rx_packets");
 	g->tx0 = sys_stat(g->ifname, "statistics/tx_packets");
 	traffic_start(g, stack_bulk);
-	return true;
+	/* The storm starts once both directions carry frames: ping and
+	 * iperf3 take seconds to start in a loaded TCG guest, and a storm
+	 * over a quiet link tests nothing (it used to end in "rx = 0"
+	 * without saying whether RX ever ran). The storm's own counts
+	 * start here.
+	 */
+	for (double end = now_secs() + 3 * STRESS_RX_BOUND; now_secs() < end; usleep(50000)) {
+		long long rx = sys_stat(g->ifname, "statistics/rx_packets");
+		long long tx = sys_stat(g->ifname, "statistics/tx_packets");
+
+		if (rx > g->rx0 + 10 && tx > g->tx0 + 10) {
+			g->rx0 = rx;
+			g->tx0 = tx;
+			return true;
+		}
+	}
+	ASSERT_TRUE(false, "traffic flowing both ways before the storm");
+	printf("    rx %lld, tx %lld packets in %.0f s, before any change\n",
+	       sys_stat(g->ifname, "statistics/rx_packets") - g->rx0,
+	       sys_stat(g->ifname, "statistics/tx_packets") - g->tx0, 3 * STRESS_RX_BOUND);
+	gs_abandon(g);
+	return false;
 }
 
 /* A storm that skipped after gs_up(): nothing changed, nothing to check. */
