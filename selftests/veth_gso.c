@@ -1488,7 +1488,7 @@ static int raw_prog(int map_fd, bool tail, __u32 flags, enum bpf_attach_type at)
 	struct bpf_insn pass[] = { MOV_IMM(BPF_REG_0, XDP_PASS), EXIT };
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = flags, .expected_attach_type = at);
 	const struct bpf_insn *insns = map_fd < 0 ? pass : tail ? tailcall : redirect;
-	size_t n = map_fd < 0 ? 2 : tail ? 6 : 6;
+	size_t n = map_fd < 0 ? 2 : 6;
 	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "revowner", "GPL", insns, n, &o);
 
 	return fd < 0 ? -errno : fd;
