@@ -1385,6 +1385,185 @@ out:
 	xdp_gso_test_bpf__destroy(s_pop);
 }
 
+/* --- review of v3 (review-v3.md) ------------------------------------------- */
+
+/* The tunnel GSO features of a veth, as ethtool -k names them. */
+static const char *const tnl_features[] = {
+	"tx-gre-segmentation", "tx-gre-csum-segmentation", "tx-ipxip4-segmentation",
+	"tx-ipxip6-segmentation", "tx-udp_tnl-segmentation", "tx-udp_tnl-csum-segmentation",
+};
+
+/* ethtool -k's line for feature name ("tx-udp_tnl-segmentation: on [fixed]"),
+ * in line; "" when there is none.
+ */
+static const char *feature_line(const char *ns, const char *dev, const char *name,
+				 char *line, size_t len)
+{
+	line[0] = '\0';
+	sh_out(line, len, "ip netns exec %s ethtool -k %s | grep -E '^%s:'", ns, dev, name);
+	line[strcspn(line, "\n")] = '\0';
+	return line;
+}
+
+/* v3 review, BUG 3. Attaching a BPF_F_XDP_GSO program takes tunnel GSO out
+ * of the peer's hw_features; v3's detach put back NETIF_F_GSO_SOFTWARE
+ * only, so the six tunnel features stayed [fixed] for good: one the user
+ * had turned off before the attach could never be turned on again (and the
+ * others never off). After attach and detach they must be changeable, as
+ * before the attach.
+ */
+static void review4_detach_tunnel(void)
+{
+	struct xdp_gso_test_bpf *g = prog_open(&pass_cfg, PROG_GSO);
+	char line[256], want[128];
+	struct veth_pair vp;
+	const char *ns, *dev;
+
+	if (!g)
+		return;
+	if (!(bpf_program__flags(g->progs.xdp_gso_test_frags) & BPF_F_XDP_GSO)) {
+		test__skip("kernel without BPF_F_XDP_GSO (stock, or v1/v2 of the series)");
+		xdp_gso_test_bpf__destroy(g);
+		return;
+	}
+	if (!ASSERT_OK(veth_pair_add(&vp, "revtnl", NET_ID + 32, 0), "veth pair")) {
+		xdp_gso_test_bpf__destroy(g);
+		return;
+	}
+	ns = vp.ns[0];
+	dev = vp.ifname[0];
+	/* what a stock veth allows: turned off by the user before the attach */
+	sh("ip netns exec %s ethtool -K %s tx-udp_tnl-segmentation off", ns, dev);
+	if (!ASSERT_STRSTR(feature_line(ns, dev, "tx-udp_tnl-segmentation", line, sizeof(line)),
+			   "tx-udp_tnl-segmentation: off", "VXLAN GSO off by the user, no XDP"))
+		goto out;
+	if (!ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], prog_fd(g)), "attach GSO program"))
+		goto out;
+	ASSERT_STRSTR(feature_line(ns, dev, "tx-udp_tnl-segmentation", line, sizeof(line)),
+		      "[fixed]", "VXLAN GSO fixed with a GSO program");
+	if (!ASSERT_OK(xdp_set(vp.ns[1], vp.ifname[1], -1), "detach"))
+		goto out;
+	sh("ip netns exec %s ethtool -K %s tx-udp_tnl-segmentation on", ns, dev);
+	ASSERT_STRSTR(feature_line(ns, dev, "tx-udp_tnl-segmentation", line, sizeof(line)),
+		      "tx-udp_tnl-segmentation: on", "VXLAN GSO back on after detach");
+	for (size_t i = 0; i < sizeof(tnl_features) / sizeof(tnl_features[0]); i++) {
+		feature_line(ns, dev, tnl_features[i], line, sizeof(line));
+		snprintf(want, sizeof(want), "%s: on", tnl_features[i]);
+		ASSERT_STRSTR(line, want, "tunnel GSO on after detach");
+		ASSERT_FALSE(strstr(line, "[fixed]"), tnl_features[i]);
+	}
+	sh("ip netns exec %s ethtool -K %s tx-udp_tnl-segmentation off", ns, dev);
+	ASSERT_STRSTR(feature_line(ns, dev, "tx-udp_tnl-segmentation", line, sizeof(line)),
+		      "tx-udp_tnl-segmentation: off", "VXLAN GSO off again after detach");
+out:
+	veth_pair_del(&vp);
+	xdp_gso_test_bpf__destroy(g);
+}
+
+/* Raw programs for review4_map_owner(), so that the maps they use are the
+ * only thing that differs between them.
+ */
+#define INSN(c, d, s, o, i)	((struct bpf_insn){ .code = (c), .dst_reg = (d), \
+						    .src_reg = (s), .off = (o), .imm = (i) })
+#define LD_MAP_FD(r, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, r, BPF_PSEUDO_MAP_FD, 0, fd), \
+				INSN(0, 0, 0, 0, 0)
+#define MOV_IMM(r, v)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, r, 0, 0, v)
+#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define EXIT			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+/* An XDP program with flags (BPF_F_XDP_*): with map_fd < 0 it passes;
+ * else it calls bpf_redirect_map(map, 0, XDP_PASS), or with tail != 0
+ * bpf_tail_call(ctx, map, 0) then passes. Returns its fd or -errno.
+ */
+static int raw_prog(int map_fd, bool tail, __u32 flags, enum bpf_attach_type at)
+{
+	struct bpf_insn redirect[] = {
+		LD_MAP_FD(BPF_REG_1, map_fd), MOV_IMM(BPF_REG_2, 0), MOV_IMM(BPF_REG_3, XDP_PASS),
+		CALL(BPF_FUNC_redirect_map), EXIT,
+	};
+	struct bpf_insn tailcall[] = {
+		LD_MAP_FD(BPF_REG_2, map_fd), MOV_IMM(BPF_REG_3, 0), CALL(BPF_FUNC_tail_call),
+		MOV_IMM(BPF_REG_0, XDP_PASS), EXIT,
+	};
+	struct bpf_insn pass[] = { MOV_IMM(BPF_REG_0, XDP_PASS), EXIT };
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = flags, .expected_attach_type = at);
+	const struct bpf_insn *insns = map_fd < 0 ? pass : tail ? tailcall : redirect;
+	size_t n = map_fd < 0 ? 2 : 6;
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "revowner", "GPL", insns, n, &o);
+
+	return fd < 0 ? -errno : fd;
+}
+
+#define FRAGS	BPF_F_XDP_HAS_FRAGS
+#define GSO	(BPF_F_XDP_HAS_FRAGS | BPF_F_XDP_GSO)
+
+/* v3 review, BUG 4. v3 made every map that "contains programs" remember
+ * the BPF_F_XDP_GSO of its first user, and refuse programs that differ:
+ * right for a program array (a tail call hands the frame over as it is),
+ * but DEVMAP and CPUMAP are such maps too. So a GSO program could not
+ * redirect through a devmap or cpumap that a frags program already used
+ * (a shared devmap, as xdp-forward has), and a devmap entry program had to
+ * carry the flag of whoever used the map first, although veth segments
+ * superframes before any redirect. The flag must matter in program arrays
+ * only; both halves are checked, the program array's rule included.
+ */
+static void review4_map_owner(void)
+{
+	int dm = -1, dm2 = -1, cm = -1, pa = -1, fds[8], nfd = 0, fd, entry;
+	struct bpf_devmap_val dval = { .ifindex = 1 };	/* lo */
+	__u32 key = 0;
+
+	fd = raw_prog(-1, false, GSO, 0);
+	if (fd == -EINVAL) {
+		test__skip("kernel without BPF_F_XDP_GSO (stock, or v1/v2 of the series)");
+		return;
+	}
+	if (!ASSERT_GE(fd, 0, "load a GSO program"))
+		return;
+	close(fd);
+
+	dm = bpf_map_create(BPF_MAP_TYPE_DEVMAP, "revdm", 4, sizeof(dval), 1, NULL);
+	dm2 = bpf_map_create(BPF_MAP_TYPE_DEVMAP, "revdm2", 4, sizeof(dval), 1, NULL);
+	cm = bpf_map_create(BPF_MAP_TYPE_CPUMAP, "revcm", 4, sizeof(struct bpf_cpumap_val), 1,
+			    NULL);
+	pa = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, "revpa", 4, 4, 1, NULL);
+	if (!ASSERT_GE(dm, 0, "devmap") || !ASSERT_GE(dm2, 0, "devmap 2") ||
+	    !ASSERT_GE(cm, 0, "cpumap") || !ASSERT_GE(pa, 0, "prog array"))
+		goto out;
+
+	/* a devmap used by a frags program, then by a GSO one */
+	fd = fds[nfd++] = raw_prog(dm, false, FRAGS, 0);
+	if (ASSERT_GE(fd, 0, "frags program redirecting into the devmap"))
+		ASSERT_GE(fds[nfd++] = raw_prog(dm, false, GSO, 0), 0,
+			  "GSO program redirecting into the same devmap");
+	/* a devmap used by a GSO program takes an entry program without the flag */
+	fd = fds[nfd++] = raw_prog(dm2, false, GSO, 0);
+	entry = fds[nfd++] = raw_prog(-1, false, FRAGS, BPF_XDP_DEVMAP);
+	if (ASSERT_GE(fd, 0, "GSO program redirecting into devmap 2") &&
+	    ASSERT_GE(entry, 0, "frags devmap entry program")) {
+		dval.bpf_prog.fd = entry;
+		ASSERT_OK(bpf_map_update_elem(dm2, &key, &dval, 0),
+			  "frags entry program into the GSO program's devmap");
+	}
+	/* a cpumap used by a frags program, then by a GSO one */
+	fd = fds[nfd++] = raw_prog(cm, false, FRAGS, 0);
+	if (ASSERT_GE(fd, 0, "frags program redirecting into the cpumap"))
+		ASSERT_GE(fds[nfd++] = raw_prog(cm, false, GSO, 0), 0,
+			  "GSO program redirecting into the same cpumap");
+	/* a program array keeps the rule: the tail call hands over the frame */
+	fd = fds[nfd++] = raw_prog(pa, true, FRAGS, 0);
+	if (ASSERT_GE(fd, 0, "frags program tail-calling through the prog array"))
+		ASSERT_EQ(fds[nfd++] = raw_prog(pa, true, GSO, 0), -EINVAL,
+			  "GSO program tail-calling through the same prog array");
+out:
+	while (nfd > 0)
+		if (fds[--nfd] >= 0)
+			close(fds[nfd]);
+	for (int *m = (int[]){ dm, dm2, cm, pa }, i = 0; i < 4; i++)
+		if (m[i] >= 0)
+			close(m[i]);
+}
+
 TEST(veth_gso_review)
 {
 	if (test__start_subtest("slice_write"))
@@ -1403,6 +1582,10 @@ TEST(veth_gso_review)
 		review3_order0();
 	if (test__start_subtest("ipip_redirect"))
 		review3_ipip_redirect();
+	if (test__start_subtest("detach_tunnel_gso"))
+		review4_detach_tunnel();
+	if (test__start_subtest("map_owner_gso"))
+		review4_map_owner();
 }
 
 /* kmemleak (DEBUG=1), after all the veth_gso tests. The v2 DEBUG run
