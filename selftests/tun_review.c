@@ -628,7 +628,9 @@ static bool seg_pool_faults(struct fault *f)
 			   "(the FAULT=1 vmtest guest has it)");
 		return false;
 	}
-	if (fault_text_range("tun_xdp_xmit_seg", &c.require_start, &c.require_end)) {
+	/* tun_xdp_xmit_skb(), should the compiler have inlined the other */
+	if (fault_text_range("tun_xdp_xmit_seg", &c.require_start, &c.require_end) &&
+	    fault_text_range("tun_xdp_xmit_skb", &c.require_start, &c.require_end)) {
 		test__skip("no tun_xdp_xmit_seg() in /proc/kallsyms: kernel without the tun "
 			   "series' multi-buffer XDP_TX/REDIRECT path");
 		return false;
