@@ -22,6 +22,18 @@
  *                    writer's order >= 1 allocations failing (FAULT=1):
  *                    every segment comes back.
  *
+ * and the bugs of the review of v3 (review-v3.md):
+ *
+ *  tun_xdp_act_len_xsk     (1) 20,000-byte NEEDS_CSUM frames redirected to
+ *                          an AF_XDP socket in copy mode (which frees the
+ *                          frame inside xdp_do_redirect()) while the copy
+ *                          the checksum needs finds the pool empty: all at
+ *                          the socket, rx_bytes right, no kernel report
+ *                          (DEBUG=1: KASAN use-after-free in tun_xdp_act()).
+ *  tun_seg_pressure_large  (2) 100,000-byte NEEDS_CSUM frames under XDP_TX
+ *                          while the copy finds the pool empty (FAULT=1):
+ *                          all back at the tap fd, none dropped.
+ *
  * The programs are a few raw instructions, loaded here: each test needs a
  * verdict no xdplab program gives (a push then XDP_TX, a CPUMAP redirect
  * without headers parsed, XDP_TX without touching the frame).
@@ -34,11 +46,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
 #include <linux/if_tun.h>
+#include <linux/if_xdp.h>
 #include <linux/sock_diag.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -47,6 +61,7 @@
 #include "fault_inject.h"
 #include "netns.h"
 #include "pkt.h"
+#include "stress.h"
 #include "test.h"
 #include "tun.h"
 #include "vhost_net.h"
@@ -583,6 +598,342 @@ TEST(tun_gso_pressure)
 	ASSERT_EQ(bad_csum, 0, "segments with an incomplete checksum");
 	if (test__verbose())
 		printf("    %ld allocations failed, %d of %d frames back\n", injected, got, sent);
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+/* ==== the review of v3 (kernel-patches/tun/review-v3.md) ==== */
+
+/* The writer's order >= 1 allocations that cannot sleep fail whenever
+ * tun_xdp_xmit_seg() is on the stack: the pool, once it has to grow, has no
+ * buffer for the copy of a frame that leaves by XDP_TX or XDP_REDIRECT,
+ * while the frame's own buffers (tun_build_xdp_mb()) are still allocated.
+ * false (skipped, or an assertion failed) if not armed.
+ */
+static bool seg_pool_faults(struct fault *f)
+{
+	struct fault_cfg c = { .kind = FAULT_PAGE_ALLOC, .probability = 100, .min_order = 1,
+			       .ntasks = 1, .tasks = { getpid() } };
+	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
+
+	if (why) {
+		test__skip("%s", why);
+		return false;
+	}
+	if (access("/sys/kernel/debug/fail_page_alloc/require-start", W_OK)) {
+		test__skip("kernel without CONFIG_FAULT_INJECTION_STACKTRACE_FILTER "
+			   "(the FAULT=1 vmtest guest has it)");
+		return false;
+	}
+	/* tun_xdp_xmit_skb(), should the compiler have inlined the other */
+	if (fault_text_range("tun_xdp_xmit_seg", &c.require_start, &c.require_end) &&
+	    fault_text_range("tun_xdp_xmit_skb", &c.require_start, &c.require_end)) {
+		test__skip("no tun_xdp_xmit_seg() in /proc/kallsyms: kernel without the tun "
+			   "series' multi-buffer XDP_TX/REDIRECT path");
+		return false;
+	}
+	return ASSERT_OK(fault_arm(f, &c), "arm fail_page_alloc under tun_xdp_xmit_seg()");
+}
+
+/* Headers of a UDP frame to t with its checksum left to the kernel, then
+ * len - 42 bytes of the pattern: a frame larger than an IPv4 datagram can
+ * say (as tun_mb_overflow writes), which tun takes whole.
+ */
+static void big_udp_frame(uint8_t *frame, const struct tap *t, size_t len)
+{
+	struct frame *f = malloc(sizeof(*f));
+
+	if (!f)
+		return;
+	frame_build_udp(f, t, 9000, 0, true);
+	memcpy(frame, f->data, 42);
+	free(f);
+	for (size_t i = 42; i < len; i++)
+		frame[i] = pkt_pattern(i - 42);
+}
+
+/* ---- v3 bug 1: the frame's length read after it was given away ---- */
+
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
+#define XSK_NDESC 64
+#define XSK_CHUNK 4096
+
+/* An AF_XDP socket in copy mode, multi-buffer (XDP_USE_SG), receive only,
+ * on queue 0 of a device: the fill ring holds every chunk of the UMEM.
+ */
+struct xsk {
+	int fd;
+	uint8_t *umem;
+	void *fill, *comp, *rx;
+	size_t fill_len, comp_len, rx_len;
+	struct xdp_mmap_offsets off;
+};
+
+static void xsk_close(struct xsk *x)
+{
+	if (x->rx && x->rx != MAP_FAILED)
+		munmap(x->rx, x->rx_len);
+	if (x->comp && x->comp != MAP_FAILED)
+		munmap(x->comp, x->comp_len);
+	if (x->fill && x->fill != MAP_FAILED)
+		munmap(x->fill, x->fill_len);
+	if (x->umem && (void *)x->umem != MAP_FAILED)
+		munmap(x->umem, XSK_NDESC * XSK_CHUNK);
+	if (x->fd >= 0)
+		close(x->fd);
+	x->fd = -1;
+	x->umem = NULL;
+	x->fill = x->comp = x->rx = NULL;
+}
+
+/* 0, or -1 with errno (EAFNOSUPPORT: no AF_XDP in this kernel). */
+static int xsk_open(struct xsk *x, const char *ns, int ifindex)
+{
+	struct xdp_umem_reg mr = { .len = XSK_NDESC * XSK_CHUNK, .chunk_size = XSK_CHUNK };
+	struct sockaddr_xdp sa = { .sxdp_family = AF_XDP, .sxdp_ifindex = ifindex,
+				   .sxdp_flags = XDP_COPY | XDP_USE_SG };
+	socklen_t ol = sizeof(x->off);
+	int n = XSK_NDESC, saved;
+	uint64_t *addr;
+
+	saved = netns_enter(ns);
+	if (saved < 0)
+		return -1;
+	x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	netns_leave(saved);
+	if (x->fd < 0)
+		return -1;
+	x->umem = mmap(NULL, mr.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((void *)x->umem == MAP_FAILED)
+		return -1;
+	mr.addr = (uintptr_t)x->umem;
+	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)) ||
+	    setsockopt(x->fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
+	    setsockopt(x->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n, sizeof(n)) ||
+	    setsockopt(x->fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
+	    getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &x->off, &ol))
+		return -1;
+	x->fill_len = x->off.fr.desc + n * sizeof(uint64_t);
+	x->comp_len = x->off.cr.desc + n * sizeof(uint64_t);
+	x->rx_len = x->off.rx.desc + n * sizeof(struct xdp_desc);
+	x->fill = mmap(NULL, x->fill_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		       x->fd, XDP_UMEM_PGOFF_FILL_RING);
+	x->comp = mmap(NULL, x->comp_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		       x->fd, XDP_UMEM_PGOFF_COMPLETION_RING);
+	x->rx = mmap(NULL, x->rx_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, x->fd,
+		     XDP_PGOFF_RX_RING);
+	if (x->fill == MAP_FAILED || x->comp == MAP_FAILED || x->rx == MAP_FAILED)
+		return -1;
+	addr = (uint64_t *)((uint8_t *)x->fill + x->off.fr.desc);
+	for (int i = 0; i < n; i++)
+		addr[i] = (uint64_t)i * XSK_CHUNK;
+	__atomic_store_n((uint32_t *)((uint8_t *)x->fill + x->off.fr.producer), n,
+			 __ATOMIC_RELEASE);
+	return bind(x->fd, (struct sockaddr *)&sa, sizeof(sa));
+}
+
+/* Takes what the RX ring holds within timeout s, giving each chunk back to
+ * the fill ring: the lengths of the first frames (of their descriptors
+ * together) into lens[], at most max; returns how many frames.
+ */
+static int xsk_drain(struct xsk *x, size_t *lens, int max, double timeout)
+{
+	uint32_t *rprod = (uint32_t *)((uint8_t *)x->rx + x->off.rx.producer);
+	uint32_t *rcons = (uint32_t *)((uint8_t *)x->rx + x->off.rx.consumer);
+	uint32_t *fprod = (uint32_t *)((uint8_t *)x->fill + x->off.fr.producer);
+	struct xdp_desc *d = (struct xdp_desc *)((uint8_t *)x->rx + x->off.rx.desc);
+	uint64_t *fa = (uint64_t *)((uint8_t *)x->fill + x->off.fr.desc);
+	double end = now_secs() + timeout;
+	size_t cur = 0;
+	int got = 0;
+
+	do {
+		uint32_t p = __atomic_load_n(rprod, __ATOMIC_ACQUIRE), c = *rcons;
+		uint32_t fp = *fprod;
+		struct pollfd pf = { x->fd, POLLIN, 0 };
+
+		for (; c != p; c++) {
+			struct xdp_desc *e = &d[c & (XSK_NDESC - 1)];
+
+			cur += e->len;
+			if (!(e->options & XDP_PKT_CONTD)) {
+				if (got < max)
+					lens[got] = cur;
+				got++;
+				cur = 0;
+			}
+			fa[fp++ & (XSK_NDESC - 1)] = e->addr;
+		}
+		__atomic_store_n(rcons, c, __ATOMIC_RELEASE);
+		__atomic_store_n(fprod, fp, __ATOMIC_RELEASE);
+		if (got >= max)
+			break;
+		poll(&pf, 1, 50);
+	} while (now_secs() < end);
+	return got;
+}
+
+#define XSK_FRAMES 8
+#define XSK_FRAME_LEN 20000
+
+/* v3 bug 1. tun_xdp_act() took the length of a multi-buffer frame for
+ * rx_bytes (xdp_get_buff_len(), which reads the frame's shared info)
+ * after xdp_do_redirect() or tun_xdp_tx() had given the frame away. An
+ * AF_XDP socket in copy mode copies the frame and frees it inside
+ * xdp_do_redirect(): the read is then a use-after-free every time the
+ * frame sits in pages of its own, which it does when the pool has no
+ * buffer for the copy that a NEEDS_CSUM frame needs (seg_pool_faults()).
+ * 20,000-byte UDP frames with NEEDS_CSUM, redirected into the socket by a
+ * frags program: every frame must reach it whole, rx_bytes must count
+ * each, and the kernel must report nothing (DEBUG=1: KASAN).
+ */
+TEST(tun_xdp_act_len_xsk)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	struct xsk x = { .fd = -1 };
+	struct virtio_net_hdr vh = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				     .csum_start = 34, .csum_offset = 6 };
+	static uint8_t frame[XSK_FRAME_LEN];
+	size_t lens[XSK_FRAMES] = {};
+	struct fault fault = {};
+	struct kwatch kw = { .fd = -1 };
+	int mfd = -1, pfd = -1, got = 0, whole = 0;
+	long long bytes0, bytes;
+	__u32 key = 0;
+	long injected;
+
+	if (!setup("tunxk", ns, 0, 9000, &t))
+		goto out;
+	if (!tap_has_rx_sg(ns)) {
+		test__skip("tun without RX_SG: frames over a page take generic XDP, not "
+			   "tun_xdp_act()");
+		goto out;
+	}
+	if (xsk_open(&x, ns, t.ifindex)) {
+		if (errno == EAFNOSUPPORT)
+			test__skip("kernel without AF_XDP (CONFIG_XDP_SOCKETS)");
+		else
+			ASSERT_OK(-errno, "AF_XDP socket, copy mode, XDP_USE_SG, on the tap");
+		goto out;
+	}
+	mfd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "tun_xskmap", 4, 4, 1, NULL);
+	if (!ASSERT_GE(mfd, 0, "xskmap") ||
+	    !ASSERT_OK(bpf_map_update_elem(mfd, &key, &x.fd, 0), "xskmap entry: the socket"))
+		goto out;
+	{
+		const struct bpf_insn prog[] = {
+			LD_MAP_FD(BPF_REG_1, mfd), MOV_IMM(BPF_REG_2, 0), MOV_IMM(BPF_REG_3, 0),
+			CALL(BPF_FUNC_redirect_map), EXIT(),
+		};
+
+		pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
+	}
+	if (!ASSERT_GE(pfd, 0, "xskmap-redirect frags program"))
+		goto out;
+	big_udp_frame(frame, &t, sizeof(frame));
+	bytes0 = dev_stat(ns, TAP0, "rx_bytes");
+	kwatch_start(&kw);
+	if (!seg_pool_faults(&fault))
+		goto out;
+	for (int i = 0; i < XSK_FRAMES; i++) {
+		if (!ASSERT_OK(write_vh(t.fd, &vh, frame, sizeof(frame)), "frame written"))
+			break;
+		got += xsk_drain(&x, lens + got, 1, 5);
+		if (got <= i)
+			break;
+	}
+	injected = fault_disarm(&fault);
+	bytes = dev_stat(ns, TAP0, "rx_bytes") - bytes0;
+	for (int i = 0; i < got && i < XSK_FRAMES; i++)
+		whole += lens[i] == sizeof(frame);
+	if (test__verbose())
+		printf("    %ld allocations failed, %d of %d frames at the socket (%d whole), "
+		       "rx_bytes +%lld\n", injected, got, XSK_FRAMES, whole, bytes);
+	ASSERT_GT(injected, 0, "copies that found the pool empty (else the test shows nothing)");
+	ASSERT_EQ(got, XSK_FRAMES, "frames at the AF_XDP socket");
+	ASSERT_EQ(whole, XSK_FRAMES, "frames at the socket at their full length");
+	ASSERT_EQ(bytes, (long long)XSK_FRAMES * XSK_FRAME_LEN, "rx_bytes of the tap");
+	kwatch_check(&kw, "kernel log (KASAN: use-after-free in tun_xdp_act)");
+out:
+	if (kw.fd >= 0)
+		close(kw.fd);
+	if (pfd >= 0)
+		close(pfd);
+	if (mfd >= 0)
+		close(mfd);
+	xsk_close(&x);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+/* ---- v3 bug 2: frames too large for the fallback's pages ---- */
+
+#define SEG_BIG_FRAMES 8
+#define SEG_BIG_LEN 100000
+
+/* v3 bug 2. A frame that leaves by XDP_TX or XDP_REDIRECT with a checksum
+ * left to the kernel and no GSO is copied into new buffers; when the pool
+ * has none without sleeping, into order-0 pages, which hold 73,088 bytes
+ * at most (a 4 KB head and 17 fragments). Larger ones, up to the 142,720
+ * the multi-buffer path takes, were dropped, where stock's generic XDP
+ * sent them. 100,000-byte frames under XDP_TX while the copy's buffers
+ * cannot be had (seg_pool_faults()): each must come back at the tap fd
+ * whole, none counted dropped.
+ */
+TEST(tun_seg_pressure_large)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	struct virtio_net_hdr vh = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				     .csum_start = 34, .csum_offset = 6 };
+	static uint8_t frame[SEG_BIG_LEN];
+	struct fault fault = {};
+	int pfd = -1, sent = 0, got = 0;
+	long long dropped;
+	long injected;
+
+	if (!setup("tunsl", ns, 0, 9000, &t))
+		goto out;
+	if (!tap_has_rx_sg(ns)) {
+		test__skip("tun without RX_SG: frames over a page take generic XDP");
+		goto out;
+	}
+	pfd = xdp_tx_attach(ns, TAP0);
+	if (!ASSERT_GE(pfd, 0, "tx frags program"))
+		goto out;
+	big_udp_frame(frame, &t, sizeof(frame));
+	dropped = dev_stat(ns, TAP0, "rx_dropped");
+	if (!seg_pool_faults(&fault))
+		goto out;
+	for (int i = 0; i < SEG_BIG_FRAMES; i++)
+		sent += !write_vh(t.fd, &vh, frame, sizeof(frame));
+	injected = fault_disarm(&fault);
+	for (int i = 0; i < sent; i++) {
+		ssize_t n = tap_read(t.fd, 5);
+
+		if (n < 0)
+			break;
+		got += n == (ssize_t)sizeof(frame) &&
+		       pkt_pattern_ok(rbuf + VHOST_NET_HDR_LEN + 42, sizeof(frame) - 42, 0);
+	}
+	dropped = dev_stat(ns, TAP0, "rx_dropped") - dropped;
+	if (test__verbose())
+		printf("    %ld allocations failed, %d of %d frames back whole, %lld dropped\n",
+		       injected, got, sent, dropped);
+	ASSERT_EQ(sent, SEG_BIG_FRAMES, "frames written");
+	ASSERT_GT(injected, 0, "copies that found the pool empty (else the test shows nothing)");
+	ASSERT_EQ(got, sent, "frames back at the tap fd, whole");
+	ASSERT_EQ(dropped, 0, "rx_dropped of the tap");
 out:
 	if (pfd >= 0)
 		close(pfd);
