@@ -20,7 +20,16 @@
  *  - the GEM never writes to a descriptor without a buffer;
  *  - every frame the GEM wrote whole reaches the stack;
  *  - after the indices are reset to entry 0 with pages still in the ring
- *    (HRESP recovery, resume), the whole ring is armed again.
+ *    (HRESP recovery, resume), the whole ring is armed again;
+ *  - an open whose refill stops at entry h (allocations failing) leaves
+ *    every descriptor from h on to software (RX_USED, no page) and RX_WRAP
+ *    on the last one, so the GEM neither writes to a descriptor without a
+ *    buffer nor goes past the end of the ring (review-v3 B1).
+ *
+ * What gem_init_rx_ring() writes to a descriptor without a buffer before
+ * the refill comes from the header too (gem_rx_ring_unarmed_addr()); a
+ * header without it is a series whose gem_init_rx_ring() writes nothing
+ * there, and the model then keeps dma_alloc_coherent()'s zeroes, as v3 did.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -34,7 +43,12 @@
 struct desc {
 	bool used;		/* RX_USED: the GEM wrote it, or nobody armed it */
 	bool sof, eof;
+	bool wrap;		/* RX_WRAP: the GEM's next descriptor is entry 0 */
 };
+
+/* the two bits of the address word, as the model passes them to the header */
+#define M_RX_USED 1u
+#define M_RX_WRAP 2u
 
 struct model {
 	unsigned int size, head, tail;	/* rx_prepared_head, rx_tail */
@@ -43,9 +57,11 @@ struct model {
 	bool page[MAX_RING];		/* rx_buff[entry] */
 	bool in_frame;
 	int fail_allocs;		/* the next refills' allocations fail */
+	int allocs_ok;			/* >= 0: so many more succeed, then all fail */
 	/* what happened */
 	unsigned long unarmed_reads;	/* RX_USED set, no page */
 	unsigned long unarmed_writes;	/* the GEM wrote a descriptor without a buffer */
+	unsigned long past_end;		/* the GEM left the last entry without RX_WRAP */
 	unsigned long whole, delivered, cut;
 	unsigned int min_armed_after_refill;
 };
@@ -69,6 +85,7 @@ static void model_open(struct model *m, unsigned int size, unsigned int start)
 	m->head = m->tail = start;	/* gem_init_rx_ring() sets both to 0 */
 	m->hw = start & (size - 1);
 	m->min_armed_after_refill = UINT_MAX;
+	m->allocs_ok = -1;
 }
 
 /* gem_rx_refill() */
@@ -82,13 +99,39 @@ static void refill(struct model *m)
 				m->fail_allocs--;
 				break;
 			}
+			if (m->allocs_ok == 0)
+				break;
+			if (m->allocs_ok > 0)
+				m->allocs_ok--;
 			m->page[e] = true;
+			m->d[e].wrap = e == m->size - 1;	/* paddr |= RX_WRAP */
 		}
 		m->d[e].used = false;	/* ctrl = 0, then the address */
 		m->head++;
 	}
 	if (m->head - m->tail < m->min_armed_after_refill && m->fail_allocs == 0)
 		m->min_armed_after_refill = m->head - m->tail;
+}
+
+/* gem_init_rx_ring(), after the indices are set: every descriptor goes to
+ * software before the refill; one holding a page keeps its address (and
+ * its RX_WRAP), one without gets the header's address word
+ */
+static void init_ring(struct model *m)
+{
+#ifdef HAVE_UNARMED_ADDR
+	for (unsigned int e = 0; e < m->size; e++) {
+		unsigned int addr = gem_rx_ring_unarmed_addr(e, m->size, M_RX_USED, M_RX_WRAP);
+
+		if (m->page[e]) {
+			m->d[e].used = true;
+			continue;
+		}
+		m->d[e].used = addr & M_RX_USED;
+		m->d[e].wrap = addr & M_RX_WRAP;
+	}
+#endif
+	refill(m);
 }
 
 /* gem_rx(): frames count against the budget; a descriptor without a page
@@ -139,6 +182,13 @@ static bool receive(struct model *m, unsigned int n)
 		d->used = true;
 		d->sof = k == 0;
 		d->eof = k == n - 1;
+		if (m->hw == m->size - 1 && !d->wrap) {
+			/* the GEM reads what follows the ring as descriptors:
+			 * the model stops it there
+			 */
+			m->past_end++;
+			return false;
+		}
 		m->hw = (m->hw + 1) & (m->size - 1);
 	}
 	m->whole++;
@@ -168,6 +218,7 @@ static void expect_healthy(struct model *m, const char *scenario)
 	      m->unarmed_reads, 0);
 	check(m->unarmed_writes == 0, scenario, "buffers written to descriptors without a page",
 	      m->unarmed_writes, 0);
+	check(m->past_end == 0, scenario, "walks past the last entry (no RX_WRAP)", m->past_end, 0);
 	check(m->delivered == m->whole, scenario, "frames delivered of those written whole",
 	      m->delivered, m->whole);
 	check(m->head - m->tail == m->size, scenario, "descriptors armed after the flood",
@@ -184,37 +235,37 @@ int main(void)
 
 		snprintf(name, sizeof(name), "open, ring %u", sizes[i]);
 		model_open(&m, sizes[i], 0);
-		refill(&m);
+		init_ring(&m);
 		check(m.head - m.tail == sizes[i], name, "descriptors armed", m.head - m.tail,
 		      sizes[i]);
 	}
 
 	/* ethtool -G rx 64, MTU 9000: three buffers a frame, NAPI budget 64 */
 	model_open(&m, 64, 0);
-	refill(&m);
+	init_ring(&m);
 	flood(&m, 3, 200, 64, 0);
 	expect_healthy(&m, "ring 64, 3-buffer frames");
 
 	model_open(&m, 128, 0);
-	refill(&m);
+	init_ring(&m);
 	flood(&m, 3, 200, 64, 0);
 	expect_healthy(&m, "ring 128, 3-buffer frames");
 
 	/* one-buffer frames, the budget larger than the ring's 64 */
 	model_open(&m, 64, 0);
-	refill(&m);
+	init_ring(&m);
 	flood(&m, 1, 200, 64, 0);
 	expect_healthy(&m, "ring 64, 1-buffer frames");
 
 	/* GFP_ATOMIC refills failing now and then, default ring */
 	model_open(&m, 512, 0);
-	refill(&m);
+	init_ring(&m);
 	flood(&m, 1, 300, 64, 5);
 	expect_healthy(&m, "ring 512, refills failing");
 
 	/* indices that wrap at UINT_MAX on the way */
 	model_open(&m, 64, UINT_MAX - 1000);
-	refill(&m);
+	init_ring(&m);
 	flood(&m, 3, 400, 64, 3);
 	expect_healthy(&m, "ring 64, indices wrapping");
 
@@ -225,7 +276,7 @@ int main(void)
 	 * or a new one, and RX goes on.
 	 */
 	model_open(&m, 64, 0);
-	refill(&m);
+	init_ring(&m);
 	for (unsigned int f = 0; f < 10; f++)
 		receive(&m, 3);
 	poll(&m, 4);
@@ -236,10 +287,80 @@ int main(void)
 	m.in_frame = false;
 	m.fail_allocs = 0;
 	m.whole = m.delivered = 0;
-	refill(&m);
+	init_ring(&m);
 	check(m.head - m.tail == 64, "re-init from entry 0", "descriptors armed", m.head - m.tail, 64);
 	flood(&m, 3, 50, 64, 0);
 	expect_healthy(&m, "after re-init from entry 0");
+
+	/* review-v3 B1: an open whose refill stops at entry h (the page
+	 * pool's allocations fail after h), then the GEM receives more than
+	 * the h armed descriptors hold before the poll runs; then memory is
+	 * back and RX goes on
+	 */
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		const unsigned int size = sizes[i];
+		const unsigned int stops[] = { 1, 5, size / 2, size - 1 };
+
+		for (unsigned int j = 0; j < sizeof(stops) / sizeof(stops[0]); j++) {
+			unsigned int h = stops[j], not_sw = 0;
+			char name[80];
+
+			snprintf(name, sizeof(name), "open, ring %u, refill stops at %u", size, h);
+			model_open(&m, size, 0);
+			m.allocs_ok = h;
+			init_ring(&m);
+			check(m.head - m.tail == h, name, "descriptors armed", m.head - m.tail, h);
+			for (unsigned int e = h; e < size; e++)
+				not_sw += !m.d[e].used || m.page[e];
+			check(not_sw == 0, name, "descriptors from h on not software's (RX_USED, no page)",
+			      not_sw, 0);
+			check(m.d[size - 1].wrap, name, "RX_WRAP on the last descriptor",
+			      m.d[size - 1].wrap, 1);
+			for (unsigned int f = 0; f < 2 * size; f++)
+				receive(&m, 1);
+			check(m.unarmed_writes == 0, name, "buffers written to descriptors without a page",
+			      m.unarmed_writes, 0);
+			check(m.past_end == 0, name, "walks past the last entry (no RX_WRAP)",
+			      m.past_end, 0);
+			m.allocs_ok = -1;
+			flood(&m, 1, 50, 64, 0);
+			expect_healthy(&m, name);
+		}
+	}
+
+	/* a re-init (resume, HRESP recovery) from entry 0 whose refill stops
+	 * at entry 16: entries 0..15 hold pages the GEM wrote and the poll
+	 * had not reached, 16..39 were consumed (RX_USED, no page), 40..63
+	 * hold pages still armed. After gem_init_rx_ring() the GEM owns
+	 * exactly the armed entries, 0..15 (on v3 also 40..63: harmless while
+	 * the GEM stops at 16, but not the ring 0007 describes)
+	 */
+	{
+		const char *name = "re-init from entry 0, refill stops at 16";
+		unsigned int gem_owned = 0;
+
+		model_open(&m, 64, 0);
+		for (unsigned int e = 0; e < 64; e++) {
+			m.page[e] = e < 16 || e >= 40;
+			m.d[e].used = e < 40;
+			m.d[e].wrap = e == 63;
+		}
+		m.allocs_ok = 0;
+		init_ring(&m);
+		check(m.head - m.tail == 16, name, "descriptors armed", m.head - m.tail, 16);
+		for (unsigned int e = 16; e < 64; e++)
+			gem_owned += !m.d[e].used;
+		check(gem_owned == 0, name, "descriptors from 16 on the GEM owns", gem_owned, 0);
+		check(m.d[63].wrap, name, "RX_WRAP on the last descriptor", m.d[63].wrap, 1);
+		for (unsigned int f = 0; f < 128; f++)
+			receive(&m, 1);
+		check(m.unarmed_writes == 0, name, "buffers written to descriptors without a page",
+		      m.unarmed_writes, 0);
+		check(m.past_end == 0, name, "walks past the last entry (no RX_WRAP)", m.past_end, 0);
+		m.allocs_ok = -1;
+		flood(&m, 1, 50, 64, 0);
+		expect_healthy(&m, name);
+	}
 
 	printf("%d passed, %d failed, 0 skipped\n", passed, failed);
 	return failed ? 1 : 0;
