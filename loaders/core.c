@@ -392,23 +392,32 @@ static int if_ioctl(const char *name, unsigned long req, struct ifreq *ifr)
 	return err;
 }
 
-bool xdplab_kernel_has_frags(void)
+/* Does the kernel load an XDP program ("return XDP_PASS") with these
+ * BPF_PROG_LOAD flags? *cached keeps the answer for the caller's flag.
+ */
+static bool kernel_takes_xdp_flags(__u32 flags, int *cached)
 {
-	static int cached = -1;
 	const struct bpf_insn insns[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = 2 },	/* r0 = XDP_PASS */
 		{ .code = 0x95 },				/* exit */
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = flags);
 	int fd;
 
-	if (cached >= 0)
-		return cached;
+	if (*cached >= 0)
+		return *cached;
 	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xdplab_probe", "GPL", insns, 2, &opts);
-	cached = fd >= 0;
+	*cached = fd >= 0;
 	if (fd >= 0)
 		close(fd);
-	return cached;
+	return *cached;
+}
+
+bool xdplab_kernel_has_frags(void)
+{
+	static int cached = -1;
+
+	return kernel_takes_xdp_flags(BPF_F_XDP_HAS_FRAGS, &cached);
 }
 
 /* The veth series' program flag (kernel-patches/veth, "bpf: let an XDP
@@ -422,21 +431,8 @@ bool xdplab_kernel_has_frags(void)
 bool xdplab_kernel_has_xdp_gso(void)
 {
 	static int cached = -1;
-	const struct bpf_insn insns[] = {
-		{ .code = 0xb7, .dst_reg = 0, .imm = 2 },	/* r0 = XDP_PASS */
-		{ .code = 0x95 },				/* exit */
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .prog_flags = BPF_F_XDP_HAS_FRAGS | BPF_F_XDP_GSO);
-	int fd;
 
-	if (cached >= 0)
-		return cached;
-	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "xdplab_probe", "GPL", insns, 2, &opts);
-	cached = fd >= 0;
-	if (fd >= 0)
-		close(fd);
-	return cached;
+	return kernel_takes_xdp_flags(BPF_F_XDP_HAS_FRAGS | BPF_F_XDP_GSO, &cached);
 }
 
 static void prog_describe(__u32 id, char *buf, size_t len)
