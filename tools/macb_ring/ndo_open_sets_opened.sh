@@ -7,16 +7,13 @@
 #
 #	tools/macb_ring/ndo_open_sets_opened.sh /root/ksrc/macb
 set -eu
-src=${1:?usage: $0 KERNEL_TREE}/drivers/net/ethernet/cadence/macb_main.c
-[ -r "$src" ] || { echo "$0: no $src (give a kernel tree with the macb series)" >&2; exit 2; }
+. "$(dirname "$0")/macb_src.sh"
 bad=0 n=0
-# the body of "static int FN(...)" up to the closing brace in column 0
-body() { awk -v fn="$1" '$0 ~ "^static int " fn "\\(" { on = 1 } on { print } on && /^}/ { exit }' "$src"; }
 for op in ndo_open:true ndo_stop:false; do
 	ndo=${op%%:*} want=${op#*:}
 	for fn in $(sed -n "s/^[[:space:]]*\.$ndo[[:space:]]*=[[:space:]]*\([a-z0-9_]*\),.*/\1/p" "$src" | sort -u); do
 		n=$((n + 1))
-		if body "$fn" | grep -q "opened, $want)\|opened = $want;"; then
+		if fn_body "$fn" | grep -q "opened, $want)\|opened = $want;"; then
 			echo "ok: $ndo $fn sets opened to $want"
 		else
 			echo "FAIL: $ndo $fn does not set opened to $want"

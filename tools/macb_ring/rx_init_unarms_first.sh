@@ -6,11 +6,9 @@
 #
 #	tools/macb_ring/rx_init_unarms_first.sh /root/ksrc/macb
 set -eu
-src=${1:?usage: $0 KERNEL_TREE}/drivers/net/ethernet/cadence/macb_main.c
-[ -r "$src" ] || { echo "$0: no $src (give a kernel tree with the macb series)" >&2; exit 2; }
-body=$(awk '/^static int gem_init_rx_ring\(/ { on = 1 } on { print NR ": " $0 } on && /^}/ { exit }' "$src")
+. "$(dirname "$0")/macb_src.sh"
+body=$(fn_body gem_init_rx_ring)
 [ -n "$body" ] || { echo "FAIL: no gem_init_rx_ring() in $src"; exit 1; }
-first() { echo "$body" | grep -E "$1" | head -1 | cut -d: -f1; }
 loop=$(first 'for \(i = 0; i < bp->rx_ring_size; i\+\+\)')
 unarm=$(first 'gem_rx_ring_unarmed_addr\(i, bp->rx_ring_size')
 refill=$(first 'gem_rx_refill\(')

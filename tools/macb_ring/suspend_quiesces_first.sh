@@ -11,11 +11,9 @@
 #
 #	tools/macb_ring/suspend_quiesces_first.sh /root/ksrc/macb
 set -eu
-src=${1:?usage: $0 KERNEL_TREE}/drivers/net/ethernet/cadence/macb_main.c
-[ -r "$src" ] || { echo "$0: no $src (give a kernel tree with the macb series)" >&2; exit 2; }
-body=$(awk '/^static int __maybe_unused macb_suspend\(/ { on = 1 } on { print NR ": " $0 } on && /^}/ { exit }' "$src")
+. "$(dirname "$0")/macb_src.sh"
+body=$(fn_body '__maybe_unused macb_suspend')
 [ -n "$body" ] || { echo "FAIL: no macb_suspend() in $src"; exit 1; }
-first() { echo "$body" | grep -E "$1" | head -1 | cut -d: -f1; }
 reg=$(first '(macb|gem|queue|macb_or_gem)_(read|write)l(_n)?\(')
 detach=$(first 'netif_device_detach\(netdev\)')
 cancel=$(first 'cancel_work_sync\(&bp->hresp_err_work\)')
