@@ -3,11 +3,15 @@
 # that vmtest/kselftest-build.sh built into OUT, one at a time, and print
 # one line for each,
 #
-#   KSELFTEST PASS|FAIL|SKIP <name>[: <reason>]
+#   KSELFTEST PASS|FAIL|SKIP|FLAKY <name>[: <reason>]
 #
-# and a closing "N passed, N failed, N skipped". Exit status 1 when a test
-# failed. A failed test's log ends up on the console (indented), the rest
-# stays in the guest's /tmp.
+# and a closing "N passed, N failed, N skipped, N flaky". A test that fails
+# is run again, up to KSELFTEST_RETRIES times (default 1): one that then
+# passes is FLAKY, with how many runs failed and why the first did, and is
+# not a failure. Several upstream tests race under TCG (xdp_cpumap_attach
+# reads its counter before the cpumap kthread has run; test_xdp_vlan_mode_*
+# give ARP 2 s). Exit status 1 when a test failed. A failed run's log ends
+# up on the console (indented), the rest stays in the guest's /tmp.
 #
 #   vmtest/kselftest-guest.sh OUT [GLOB...]
 #
@@ -36,11 +40,43 @@ for d in bpf net virtio; do
 	find "$out/$d" -maxdepth 1 -type f -exec cp -p {} "$work/$d/" \; || exit 1
 done
 
-passed=0 failed=0 skipped=0
-result() {
+RETRIES=${KSELFTEST_RETRIES:-1}
+
+passed=0 failed=0 skipped=0 flaky=0
+# report STATUS NAME [REASON]: a test's line, counted.
+report() {
 	local st=$1 name=$2 why=${3:-}
 	echo "KSELFTEST $st $name${why:+: $why}"
-	case "$st" in PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;; SKIP) skipped=$((skipped + 1)) ;; esac
+	case "$st" in
+	PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;;
+	SKIP) skipped=$((skipped + 1)) ;; FLAKY) flaky=$((flaky + 1)) ;;
+	esac
+}
+# result STATUS [REASON]: what one run of the current test found.
+result() { r_st=$1 r_why=${2:-}; }
+# try NAME FUNCTION ARGS...: run a selected test, again while it fails (up
+# to RETRIES more times), and report it.
+try() {
+	local name=$1 n=0 first=""
+	shift
+	selected "$name" || return 0
+	while :; do
+		n=$((n + 1))
+		r_st=FAIL r_why="no verdict"
+		"$@"
+		if [ "$r_st" != FAIL ] || [ "$n" -gt "$RETRIES" ]; then break; fi
+		first=${first:-$r_why}
+		echo "kselftest: $name failed (run $n: $r_why); running it again"
+	done
+	if [ "$n" = 1 ]; then
+		report "$r_st" "$name" "$r_why"
+	elif [ "$r_st" = PASS ]; then
+		report FLAKY "$name" "failed $((n - 1)) of $n runs; the first: $first"
+	elif [ "$r_st" = FAIL ]; then
+		report FAIL "$name" "$r_why (failed all $n runs)"
+	else
+		report "$r_st" "$name" "$r_why (run $n; run 1 failed: $first)"
+	fi
 }
 selected() {
 	local g
@@ -59,27 +95,27 @@ skip_reason() {
 }
 
 # run NAME DIR CMD...: a kselftest-style test (exit 0 pass, 4 skip).
-run() {
+run() { try "$1" run_once "$@"; }
+run_once() {
 	local name=$1 dir=$2 log rc
 	shift 2
-	selected "$name" || return 0
 	log=$logs/${name//\//_}.log
 	(cd "$dir" && timeout -k 10 "$TIMEOUT" "$@") >"$log" 2>&1 </dev/null
 	rc=$?
 	case $rc in
-	0) result PASS "$name" ;;
-	4) result SKIP "$name" "$(skip_reason "$log")" ;;
-	124 | 137) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
+	0) result PASS ;;
+	4) result SKIP "$(skip_reason "$log")" ;;
+	124 | 137) result FAIL "timed out after ${TIMEOUT}s"; show_log "$log" ;;
 	*)
-		result FAIL "$name" "exit $rc: $(grep -iE 'fail|error' "$log" | head -n 1)"
+		result FAIL "exit $rc: $(grep -iE 'fail|error' "$log" | head -n 1)"
 		show_log "$log" ;;
 	esac
 }
 
 # test_progs: one run per test, so that each has its own verdict and log.
-progs_one() {
-	local t=$1 name=bpf/test_progs:$1 log line why
-	selected "$name" || return 0
+progs_one() { try "bpf/test_progs:$1" progs_once "$1"; }
+progs_once() {
+	local t=$1 log line why
 	log=$logs/test_progs_$t.log
 	# -a: the name as a glob, exactly; -t would run every test containing it.
 	(cd "$work/bpf" && timeout -k 10 "$TIMEOUT" ./test_progs -v -a "$t") >"$log" 2>&1 </dev/null
@@ -88,13 +124,13 @@ progs_one() {
 	case "$line:$rc" in
 	*:OK:0)
 		why=$(grep -oE "^#[0-9]+/[0-9]+ +$t/[^:]+:SKIP" "$log" | sed -E "s/^#[^ ]+ +$t\///; s/:SKIP$//" | paste -sd, -)
-		result PASS "$name" "${why:+subtests skipped: $why}" ;;
-	*:SKIP:0) result SKIP "$name" "$(grep -B3 -E "^#[0-9]+ +$t:SKIP" "$log" | grep -vE '^#[0-9]|^test_|^$' | tail -n 1)" ;;
-	*:1[23][47] | *:124) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
+		result PASS "${why:+subtests skipped: $why}" ;;
+	*:SKIP:0) result SKIP "$(grep -B3 -E "^#[0-9]+ +$t:SKIP" "$log" | grep -vE '^#[0-9]|^test_|^$' | tail -n 1)" ;;
+	*:1[23][47] | *:124) result FAIL "timed out after ${TIMEOUT}s"; show_log "$log" ;;
 	*)
 		why=$(grep -E ':FAIL:' "$log" | head -n 1)
 		[ -n "$line" ] || why="no verdict, exit $rc${why:+; $why}"
-		result FAIL "$name" "$why"
+		result FAIL "$why"
 		show_log "$log" ;;
 	esac
 }
@@ -108,9 +144,9 @@ progs_one() {
 # xsk_configure_umem ends xskxceiver's run for that mode, so the STAT_*
 # tests after it never run). Only these failing passes, and says so.
 XSK_KNOWN='ALIGNED_INV_DESC|ALIGNED_INV_DESC_2K_FRAME_SIZE|\[xskxceiver.c:thread_common_ops:[0-9]+\]: ERROR: 22/"Invalid argument"'
-xsk() {
-	local name=bpf/test_xsk.sh log rc f other ok
-	selected "$name" || return 0
+xsk() { try bpf/test_xsk.sh xsk_once; }
+xsk_once() {
+	local log rc f other ok
 	log=$logs/test_xsk.log
 	(cd "$work/bpf" && timeout -k 10 "$TIMEOUT" ./test_xsk.sh) >"$log" 2>&1 </dev/null
 	rc=$?
@@ -118,14 +154,14 @@ xsk() {
 	f=$(grep -oE '^not ok [0-9]+ [^#]*' "$log" | sed -E 's/^not ok [0-9]+ (FAIL: )?//; s/ +$//')
 	other=$(echo "$f" | grep -vxE "(SKB |SKB BUSY-POLL )?($XSK_KNOWN)" | grep . | paste -sd, -)
 	case $rc in
-	0) result PASS "$name" "$ok subtests ok" ;;
-	4) result SKIP "$name" "$(skip_reason "$log")" ;;
-	124 | 137) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
+	0) result PASS "$ok subtests ok" ;;
+	4) result SKIP "$(skip_reason "$log")" ;;
+	124 | 137) result FAIL "timed out after ${TIMEOUT}s"; show_log "$log" ;;
 	*)
 		if [ -n "$f" ] && [ -z "$other" ]; then
-			result PASS "$name" "$ok subtests ok; failed only as on stock 6.12.117: $(echo "$f" | paste -sd, -)"
+			result PASS "$ok subtests ok; failed only as on stock 6.12.117: $(echo "$f" | paste -sd, -)"
 		else
-			result FAIL "$name" "exit $rc; $ok subtests ok, failed: ${other:-see log}"
+			result FAIL "exit $rc; $ok subtests ok, failed: ${other:-see log}"
 		fi
 		# Each failure with the lines xskxceiver printed before it (why).
 		grep -B4 -E '^not ok' "$log" | grep -vE '^ok [0-9]|^--$' | sed 's/^/    | /' ;;
@@ -135,11 +171,11 @@ xsk() {
 echo "kselftest: $(uname -r), tests from $out"
 # (No process substitution: the guest has no /dev/fd.)
 progs=$(cd "$work/bpf" && ./test_progs -l 2>/dev/null)
-[ -n "$progs" ] || result FAIL bpf/test_progs "test_progs -l lists no tests"
+[ -n "$progs" ] || report FAIL bpf/test_progs "test_progs -l lists no tests"
 for t in $progs; do progs_one "$t"; done
 # Tests the build left out for this kernel, with the reason.
 while IFS= read -r line; do
-	selected "bpf/test_progs:${line%%:*}" && result SKIP "bpf/test_progs:${line%%:*}" "${line#*: }"
+	selected "bpf/test_progs:${line%%:*}" && report SKIP "bpf/test_progs:${line%%:*}" "${line#*: }"
 done <"$out/bpf/NOT_BUILT"
 
 for s in test_xdp_meta.sh test_xdp_redirect.sh test_xdp_redirect_multi.sh \
@@ -162,11 +198,11 @@ run virtio/vhost_net_test "$work/virtio" ./vhost_net_test --buf-num="${KSELFTEST
 left=$(ip netns list 2>/dev/null | awk '{print $1}' | paste -sd' ' -)
 [ -z "$left" ] && echo "kselftest: no network namespace left" ||
 	echo "kselftest: network namespaces left behind: $left"
-if [ $((passed + failed + skipped)) = 0 ]; then
+if [ $((passed + failed + skipped + flaky)) = 0 ]; then
 	echo "kselftest: no test is named like ${globs[*]}"
 	exit 1
 fi
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed, $skipped skipped, $flaky flaky"
 # KSELFTEST_ALWAYS_ZERO=1 (kselftest.sh compare): the verdict is the host's,
 # from the result lines; the guest's status then only says it got here.
 [ "$failed" = 0 ] || [ "${KSELFTEST_ALWAYS_ZERO:-0}" = 1 ]

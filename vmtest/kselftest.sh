@@ -15,8 +15,10 @@
 #                  vmtest/kselftest-guest.sh)
 #   KSELFTEST_BASELINE  (run) a stock run's result list: a test that failed
 #                  there too is reported but does not fail the run
+#   KSELFTEST_RETRIES  runs of a failing test after the first (default 1); a
+#                  test that passes on one of them is FLAKY, not FAIL
 #
-# Result lists ("PASS|FAIL|SKIP <name>[: <reason>]") are kept in
+# Result lists ("PASS|FAIL|SKIP|FLAKY <name>[: <reason>]") are kept in
 # <cache>/kselftest/results/.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -45,12 +47,12 @@ one() {
 	out=$("$VMTEST_DIR/kselftest-build.sh" "$tmp") || { rm -rf "$tmp"; return 2; }
 	log "running the kernel's selftests on $(label)"
 	set +e
-	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} $VMTEST_DIR/kselftest-guest.sh $out$([ ${#globs[@]} -eq 0 ] || printf ' %q' "${globs[@]}")" \
+	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} KSELFTEST_RETRIES=${KSELFTEST_RETRIES:-1} $VMTEST_DIR/kselftest-guest.sh $out$([ ${#globs[@]} -eq 0 ] || printf ' %q' "${globs[@]}")" \
 		"$VMTEST_DIR/boot.sh" --label "$(label) (kselftest)" "$tmp/bzImage" | tee "$tmp/guest.out"
 	rc=${PIPESTATUS[0]}
 	set -e
 	# A kernel line may have been printed into the middle of a result line.
-	grep -oE 'KSELFTEST (PASS|FAIL|SKIP) .*' "$tmp/guest.out" | sed 's/^KSELFTEST //' >"$results" || true
+	grep -oE 'KSELFTEST (PASS|FAIL|SKIP|FLAKY) .*' "$tmp/guest.out" | sed 's/^KSELFTEST //' >"$results" || true
 	rm -rf "$tmp"
 	log "results: $results"
 	return "$rc"
@@ -74,7 +76,9 @@ run)
 		<(verdicts "$base") <(verdicts "$results") | paste -sd' ' -)
 	new=$(awk 'NR == FNR { if ($1 == "FAIL") f[$2] = 1; next } $1 == "FAIL" && !($2 in f) { print $2 }' \
 		<(verdicts "$base") <(verdicts "$results") | paste -sd' ' -)
+	flaky=$(awk '$1 == "FLAKY" { print $2 }' <(verdicts "$results") | paste -sd' ' -)
 	[ -z "$known" ] || log "failed on stock too ($base): $known"
+	[ -z "$flaky" ] || log "flaky here (failed, then passed when run again): $flaky"
 	[ -z "$new" ] || die "REGRESSION: failed here, not on stock: $new"
 	log "PASS: no test failed that did not fail on stock"
 	;;
@@ -95,8 +99,8 @@ compare)
 	env "${patched[@]}" "$0" one "$pres" || bad+=("the patched run failed (kernel splat, timeout or build; above)")
 	echo "== kselftest: stock ($(env "${stock[@]}" "$0" label)) against patched ($(env "${patched[@]}" "$0" label))"
 	for f in "$sres" "$pres"; do
-		printf '%-8s %s passed, %s failed, %s skipped\n' "$([ "$f" = "$sres" ] && echo stock || echo patched)" \
-			"$(grep -c '^PASS' "$f")" "$(grep -c '^FAIL' "$f")" "$(grep -c '^SKIP' "$f")"
+		printf '%-8s %s passed, %s failed, %s skipped, %s flaky\n' "$([ "$f" = "$sres" ] && echo stock || echo patched)" \
+			"$(grep -c '^PASS' "$f")" "$(grep -c '^FAIL' "$f")" "$(grep -c '^SKIP' "$f")" "$(grep -c '^FLAKY' "$f")"
 	done
 	# Every test whose verdict differs, or that ran on one side only.
 	diffs=$(join -a1 -a2 -e - -o 0,1.2,2.2 \
@@ -108,7 +112,8 @@ compare)
 		echo "differences (test, stock, patched):"
 		echo "$diffs" | sed 's/^/  /'
 	fi
-	reg=$(echo "$diffs" | awk '$2 == "PASS" && $3 == "FAIL" { print $1 }' | paste -sd' ' -)
+	# Passing on stock includes passing there on a rerun (FLAKY).
+	reg=$(echo "$diffs" | awk '($2 == "PASS" || $2 == "FLAKY") && $3 == "FAIL" { print $1 }' | paste -sd' ' -)
 	[ -z "$reg" ] || bad+=("REGRESSION: passes on stock, fails with the series: $reg")
 	echo "result lists: $sres $pres"
 	if [ ${#bad[@]} -gt 0 ]; then
