@@ -41,6 +41,10 @@ for d in bpf net virtio; do
 done
 
 RETRIES=${KSELFTEST_RETRIES:-1}
+# KSELFTEST_REPEAT=N: every selected test runs N times whatever it does,
+# and its line counts the failures (how often does it race, here and on
+# stock: `make kselftest-compare KSELFTEST=... KSELFTEST_REPEAT=300`).
+REPEAT=${KSELFTEST_REPEAT:-1}
 
 passed=0 failed=0 skipped=0 flaky=0
 # report STATUS NAME [REASON]: a test's line, counted.
@@ -60,6 +64,7 @@ try() {
 	local name=$1 n=0 first=""
 	shift
 	selected "$name" || return 0
+	[ "$REPEAT" -le 1 ] || { repeat "$name" "$@"; return; }
 	while :; do
 		n=$((n + 1))
 		r_st=FAIL r_why="no verdict"
@@ -76,6 +81,26 @@ try() {
 		report FAIL "$name" "$r_why (failed all $n runs)"
 	else
 		report "$r_st" "$name" "$r_why (run $n; run 1 failed: $first)"
+	fi
+}
+# repeat NAME FUNCTION ARGS...: REPEAT runs of one test, one line for all.
+repeat() {
+	local name=$1 n fails=0 first=""
+	shift
+	for ((n = 1; n <= REPEAT; n++)); do
+		r_st=FAIL r_why="no verdict"
+		"$@" >/dev/null
+		case "$r_st" in
+		SKIP) report SKIP "$name" "$r_why (run $n of $REPEAT)"; return ;;
+		FAIL) fails=$((fails + 1)); first=${first:-$r_why} ;;
+		esac
+	done
+	if [ "$fails" = 0 ]; then
+		report PASS "$name" "$REPEAT of $REPEAT runs passed"
+	elif [ "$fails" = "$REPEAT" ]; then
+		report FAIL "$name" "$first (failed all $REPEAT runs)"
+	else
+		report FLAKY "$name" "failed $fails of $REPEAT runs; the first: $first"
 	fi
 }
 selected() {

@@ -17,6 +17,8 @@
 #                  there too is reported but does not fail the run
 #   KSELFTEST_RETRIES  runs of a failing test after the first (default 1); a
 #                  test that passes on one of them is FLAKY, not FAIL
+#   KSELFTEST_REPEAT   run every selected test this many times, and count
+#                  its failures (FLAKY: some failed)
 #
 # Result lists ("PASS|FAIL|SKIP|FLAKY <name>[: <reason>]") are kept in
 # <cache>/kselftest/results/.
@@ -47,7 +49,7 @@ one() {
 	out=$("$VMTEST_DIR/kselftest-build.sh" "$tmp") || { rm -rf "$tmp"; return 2; }
 	log "running the kernel's selftests on $(label)"
 	set +e
-	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} KSELFTEST_RETRIES=${KSELFTEST_RETRIES:-1} $VMTEST_DIR/kselftest-guest.sh $out$([ ${#globs[@]} -eq 0 ] || printf ' %q' "${globs[@]}")" \
+	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} KSELFTEST_RETRIES=${KSELFTEST_RETRIES:-1} KSELFTEST_REPEAT=${KSELFTEST_REPEAT:-1} $VMTEST_DIR/kselftest-guest.sh $out$([ ${#globs[@]} -eq 0 ] || printf ' %q' "${globs[@]}")" \
 		"$VMTEST_DIR/boot.sh" --label "$(label) (kselftest)" "$tmp/bzImage" | tee "$tmp/guest.out"
 	rc=${PIPESTATUS[0]}
 	set -e
@@ -115,6 +117,8 @@ compare)
 	# Passing on stock includes passing there on a rerun (FLAKY).
 	reg=$(echo "$diffs" | awk '($2 == "PASS" || $2 == "FLAKY") && $3 == "FAIL" { print $1 }' | paste -sd' ' -)
 	[ -z "$reg" ] || bad+=("REGRESSION: passes on stock, fails with the series: $reg")
+	# Tests that failed some runs only: how often, on each side.
+	grep -H '^FLAKY' "$sres" "$pres" | sed -e "s|^$sres:|  stock:   |" -e "s|^$pres:|  patched: |" || true
 	echo "result lists: $sres $pres"
 	if [ ${#bad[@]} -gt 0 ]; then
 		for b in "${bad[@]}"; do log "$b"; done
