@@ -97,6 +97,18 @@ build() {
 			"${bpfcc[@]}" -c "$tree/tools/testing/selftests/net/xdp_dummy.bpf.c" -o "$out/guest/xdp_dummy.bpf.o"
 	} >>"$out/build.log" 2>&1 || die "the BPF programs did not build; log: $out/build.log"
 
+	# xdp_features.c as 6.12 ships it passes accept() and recvfrom() an
+	# uninitialised address length, and tests an uninitialised state: on
+	# x86 the stack happened to hold something usable, the arm64 build's
+	# accept() fails at once with EINVAL ("Failed accepting connections on
+	# device eth0 control socket"). Build a copy with the three set.
+	sed -e 's/^\([[:space:]]*\)socklen_t addrlen;$/\1socklen_t addrlen = sizeof(struct sockaddr_storage);/' \
+		-e 's/^\([[:space:]]*\)int state, err = 0,/\1int state = CMD_STOP, err = 0,/' \
+		"$sb/xdp_features.c" >"$out/gen/xdp_features.c"
+	[ "$(grep -cE 'addrlen = sizeof\(struct sockaddr_storage\);|int state = CMD_STOP' "$out/gen/xdp_features.c")" = 3 ] ||
+		die "xdp_features.c in $tree is not the one vmtest/kselftest-gem-build.sh knows" \
+			"look at its addrlen and state variables and update the sed above"
+
 	# The user-space programs, with the include order of upstream's
 	# Makefile (its own directory, libbpf's headers, tools/include).
 	local flags=(-g -O2 -Wall -Wno-unused-result -I"$sb" -I"$out/gen" -I"$tree/tools/include" -I"$tree/tools/include/uapi")
@@ -106,9 +118,9 @@ build() {
 		-Wl,-rpath-link,"$sysroot/usr/lib/aarch64-linux-gnu" -lelf -lz -lpthread)
 	local hcc=(gcc "${flags[@]}" -I"$out/host/libbpf/include")
 	{
-		"${acc[@]}" -o "$out/guest/xdp_features" "$sb/xdp_features.c" "$sb/network_helpers.c" "${alibs[@]}" &&
+		"${acc[@]}" -o "$out/guest/xdp_features" "$out/gen/xdp_features.c" "$sb/network_helpers.c" "${alibs[@]}" &&
 			"${acc[@]}" -o "$out/guest/xdping" "$sb/xdping.c" "$sb/testing_helpers.c" "$sb/disasm.c" "${alibs[@]}" &&
-			"${hcc[@]}" -o "$out/host/xdp_features" "$sb/xdp_features.c" "$sb/network_helpers.c" \
+			"${hcc[@]}" -o "$out/host/xdp_features" "$out/gen/xdp_features.c" "$sb/network_helpers.c" \
 				"$out/host/libbpf/libbpf.a" -lelf -lz -lpthread
 	} >>"$out/build.log" 2>&1 || {
 		grep -E 'error' "$out/build.log" | head -20 | sed 's/^/vmtest:   /' >&2

@@ -1,4 +1,5 @@
-#!/usr/bin/env bash
+#!/bin/bash
+# (/bin/bash: the board's userland has no /usr/bin/env.)
 # In the GEM board's guest (ARCH=arm64): run the kernel's XDP selftests that
 # apply to a real NIC, against the GEM and its peer on the host's tap, and
 # print one line each, as vmtest/kselftest-guest.sh does on x86,
@@ -41,8 +42,9 @@ gem=${XDPLAB_GEM_IF:-} peer=${XDPLAB_GEM_PEER:-} addr=${XDPLAB_GEM_ADDR%/*} test
 	exit 2
 }
 TIMEOUT=${KSELFTEST_TIMEOUT:-300}
-# xdp_features' DUT listens for its tester here (xdp_features.h).
-DUT_CTRL_PORT=12345
+# xdp_features' DUT listens for its tester on port 12345 (xdp_features.h),
+# on IPv6's any address. Read from /proc: the board's ss lacks a library.
+dut_listens() { grep -qE '^ *[0-9]+: 0{32}:3039 0{32}:0000 0A ' /proc/net/tcp6; }
 
 logs=/tmp/kselftest-gem
 rm -rf "$logs"
@@ -63,8 +65,8 @@ selected() {
 	return 1
 }
 show_log() { tail -n "${2:-30}" "$1" | sed 's/^/    | /'; }
-# xdp_features colours its verdict.
-nocolor() { sed 's/\x1b\[[0-9;]*m//g'; }
+# xdp_features colours its verdict (busybox sed knows no \x1b: a real ESC).
+nocolor() { sed "s/$(printf '\033')\\[[0-9;]*m//g"; }
 # No program of a test may stay on the GEM for the next one.
 xdp_off() { ip link set dev "$gem" xdp off 2>/dev/null; ip link set dev "$gem" xdpgeneric off 2>/dev/null; }
 
@@ -101,14 +103,14 @@ xdp_features() {
 	(cd "$dir" && exec ./xdp_features -f "$f" -D "::ffff:$addr" -T "::ffff:$peer" "$gem") >"$dlog" 2>&1 </dev/null &
 	dut=$!
 	for _ in $(seq 300); do
-		ss -Htln "sport = :$DUT_CTRL_PORT" | grep -q . && break
+		dut_listens && break
 		kill -0 "$dut" 2>/dev/null || break
 		sleep 0.1
 	done
-	if ! ss -Htln "sport = :$DUT_CTRL_PORT" | grep -q .; then
+	if ! dut_listens; then
 		kill "$dut" 2>/dev/null
 		wait "$dut"
-		result FAIL "$name" "the DUT did not listen on :$DUT_CTRL_PORT within 30 s: $(grep -m1 -iE 'fail|error' "$dlog")"
+		result FAIL "$name" "the DUT did not listen on :12345 within 30 s: $(grep -m1 -iE 'fail|error' "$dlog")"
 		show_log "$dlog"
 		xdp_off
 		return
