@@ -172,6 +172,13 @@ cleanup() {
 		# started here: the tester service and a tester it ran, QEMU
 		# after a Ctrl-C. A process left inside would keep the tap.
 		for p in $(ip netns pids "$gem_ns" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+		# xdp_features ends its run on SIGTERM by itself (detaching
+		# from the tap): give it 5 s, then SIGKILL what is left.
+		for _ in $(seq 50); do
+			[ -n "$(ip netns pids "$gem_ns" 2>/dev/null)" ] || break
+			sleep 0.1
+		done
+		for p in $(ip netns pids "$gem_ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
 		ip netns del "$gem_ns" 2>/dev/null || true
 	fi
 	rm -f "$run/initrd.cpio"
