@@ -12,7 +12,8 @@
 # kselftest - make kselftest: vm, plus what the kernel's XDP/net selftests
 #            call in the guest (the host's / is its root): iptables and nft
 #            (udpgro*.sh DNAT, xdp_synproxy, xdp_flowtable), tcpdump and
-#            arping (test_xdp_redirect_multi.sh)
+#            arping (test_xdp_redirect_multi.sh); on the GEM board, socat
+#            (the host's xdp_features tester service, vmtest/gem-tester.sh)
 # bench - plots for the benchmarks
 set -euo pipefail
 
@@ -27,7 +28,7 @@ vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
 # `make arm64` stops at the first #include <errno.h> (bits/wordsize.h).
 vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
           qemu-system-arm cpio)
-kselftest=(iptables nftables tcpdump iputils-arping)
+kselftest=(iptables nftables tcpdump iputils-arping socat)
 bench=(gnuplot-nox)
 
 want=() foreign=()

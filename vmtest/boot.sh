@@ -21,6 +21,10 @@
 #   host thread; see vmtest/README.md, Known problems),
 #   VMTEST_VERBOSE=1 (show the boot log; by default kernel messages before
 #   the command starts are only logged), XDPLAB_CACHE.
+#   The GEM board (arm64) only: VMTEST_GEM_FILES (a directory copied into
+#   the guest's initramfs at the same path: the board's root is not the
+#   host's), VMTEST_GEM_TESTER (a host build of the kernel's xdp_features:
+#   serve it as the tester on the tap, vmtest/gem-tester.sh).
 #
 # The console log is kept in <cache>/runs/<time>-<pid>/console.log;
 # <cache>/runs/latest points at the newest run.
@@ -163,7 +167,20 @@ fi
 gem_ns="" iperf_pid=""
 cleanup() {
 	[ -z "$iperf_pid" ] || kill "$iperf_pid" 2>/dev/null || true
-	[ -z "$gem_ns" ] || ip netns del "$gem_ns" 2>/dev/null || true
+	if [ -n "$gem_ns" ]; then
+		# Whatever else still runs in the board's namespace, all of it
+		# started here: the tester service and a tester it ran, QEMU
+		# after a Ctrl-C. A process left inside would keep the tap.
+		for p in $(ip netns pids "$gem_ns" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
+		# xdp_features ends its run on SIGTERM by itself (detaching
+		# from the tap): give it 5 s, then SIGKILL what is left.
+		for _ in $(seq 50); do
+			[ -n "$(ip netns pids "$gem_ns" 2>/dev/null)" ] || break
+			sleep 0.1
+		done
+		for p in $(ip netns pids "$gem_ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+		ip netns del "$gem_ns" 2>/dev/null || true
+	fi
 	rm -f "$run/initrd.cpio"
 }
 trap cleanup EXIT
@@ -188,11 +205,35 @@ if [ "$arch" = arm64 ]; then
 		printf 'export XDPLAB_GEM_PEER=%q XDPLAB_GEM_ADDR=%q XDPLAB_GEM_MAC=%q\n' \
 			"$gem_peer" "$gem_addr" "$gem_mac"
 	} >>"$run/guest.env"
+	# The kernel's xdp_features needs a tester at the other end of the
+	# wire: a TCP service on the peer's address that runs it on the tap
+	# for the feature the guest's DUT asks for (make kselftest ARCH=arm64).
+	if [ -n "${VMTEST_GEM_TESTER:-}" ]; then
+		[ -x "$VMTEST_GEM_TESTER" ] || die "VMTEST_GEM_TESTER=$VMTEST_GEM_TESTER: no such program" \
+			"give a host build of xdp_features (vmtest/kselftest-gem-build.sh makes one)"
+		command -v socat >/dev/null || die "socat not found (the GEM's xdp_features tester service)" "run 'scripts/deps.sh kselftest'"
+		tester_port=7410
+		"${netns[@]}" socat TCP-LISTEN:"$tester_port",bind="$gem_peer",reuseaddr,fork \
+			EXEC:"$VMTEST_DIR/gem-tester.sh $VMTEST_GEM_TESTER $tap $gem_peer ${gem_addr%/*}" \
+			>"$run/tester.log" 2>&1 </dev/null &
+		listening=0
+		for _ in $(seq 50); do
+			ip netns exec "$gem_ns" ss -Htln "sport = :$tester_port" | grep -q . && { listening=1; break; }
+			sleep 0.1
+		done
+		[ "$listening" = 1 ] || die "the xdp_features tester service did not listen in $gem_ns (log: $run/tester.log)"
+		printf 'export XDPLAB_GEM_TESTER=%q\n' "$gem_peer:$tester_port" >>"$run/guest.env"
+	fi
 	# The initramfs: the cached Debian userland, then this run's init.sh
 	# and settings (the kernel unpacks concatenated archives in order).
 	rootfs=$("$VMTEST_DIR/rootfs.sh" arm64)
 	mkdir -p "$run/initrd/xdplab/run"
 	cp "$VMTEST_DIR/init.sh" "$run/initrd/xdplab/init.sh"
+	if [ -n "${VMTEST_GEM_FILES:-}" ]; then
+		[ -d "$VMTEST_GEM_FILES" ] || die "VMTEST_GEM_FILES=$VMTEST_GEM_FILES: not a directory"
+		mkdir -p "$run/initrd$VMTEST_GEM_FILES"
+		cp -a "$VMTEST_GEM_FILES/." "$run/initrd$VMTEST_GEM_FILES/"
+	fi
 	cp "$run/guest.env" "$run/initrd/xdplab/run/"
 	(cd "$run/initrd" && find . | cpio -o -H newc --quiet) >"$run/extra.cpio"
 	cat "$rootfs/rootfs.cpio" "$run/extra.cpio" >"$run/initrd.cpio"

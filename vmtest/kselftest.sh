@@ -47,10 +47,18 @@ one() {
 	read -ra globs <<<"${KSELFTEST:-}"
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/xdplab-kselftest.XXXXXX")
 	out=$("$VMTEST_DIR/kselftest-build.sh" "$tmp") || { rm -rf "$tmp"; return 2; }
+	# The GEM board (ARCH=arm64) has its own runner; boot.sh puts its tests
+	# into the initramfs and serves the host's xdp_features tester.
+	local image=$tmp/bzImage runner=kselftest-guest.sh
+	if [ "$(norm_arch "${VMTEST_ARCH:-x86_64}")" = arm64 ]; then
+		image=$tmp/Image runner=kselftest-gem.sh
+		export VMTEST_GEM_FILES=$out/guest VMTEST_GEM_TESTER=$out/host/xdp_features
+		out=$out/guest
+	fi
 	log "running the kernel's selftests on $(label)"
 	set +e
-	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} KSELFTEST_RETRIES=${KSELFTEST_RETRIES:-1} KSELFTEST_REPEAT=${KSELFTEST_REPEAT:-1} $VMTEST_DIR/kselftest-guest.sh $out$([ ${#globs[@]} -eq 0 ] || printf ' %q' "${globs[@]}")" \
-		"$VMTEST_DIR/boot.sh" --label "$(label) (kselftest)" "$tmp/bzImage" | tee "$tmp/guest.out"
+	CMD="KSELFTEST_ALWAYS_ZERO=${KSELFTEST_ALWAYS_ZERO:-0} KSELFTEST_RETRIES=${KSELFTEST_RETRIES:-1} KSELFTEST_REPEAT=${KSELFTEST_REPEAT:-1} $VMTEST_DIR/$runner $out$([ ${#globs[@]} -eq 0 ] || printf ' %q' "${globs[@]}")" \
+		"$VMTEST_DIR/boot.sh" --label "$(label) (kselftest)" "$image" | tee "$tmp/guest.out"
 	rc=${PIPESTATUS[0]}
 	set -e
 	# A kernel line may have been printed into the middle of a result line.

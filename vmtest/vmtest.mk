@@ -56,7 +56,7 @@ vmkernel: vmtest-deps
 #   make kselftest-compare [PATCHES=all]
 .PHONY: kselftest kselftest-compare kselftest-deps
 kselftest-deps:
-	@scripts/deps.sh kselftest
+	@scripts/deps.sh kselftest $(if $(filter arm64 aarch64,$(ARCH)),vm-arm64)
 kselftest: kselftest-deps
 	@VMTEST_ARCH='$(ARCH)' vmtest/kselftest.sh run
 kselftest-compare: kselftest-deps
