@@ -4,10 +4,12 @@
 # apply to a real NIC, against the GEM and its peer on the host's tap, and
 # print one line each, as vmtest/kselftest-guest.sh does on x86,
 #
-#   KSELFTEST PASS|FAIL|SKIP <name>[: <reason>]
+#   KSELFTEST PASS|FAIL|SKIP|FLAKY <name>[: <reason>]
 #
-# and a closing "N passed, N failed, N skipped". Exit status 1 when a test
-# failed (0 with KSELFTEST_ALWAYS_ZERO=1: the host judges the result lines).
+# and a closing "N passed, N failed, N skipped, N flaky" (verdicts, reruns
+# of a failing test and KSELFTEST_REPEAT: vmtest/kselftest-lib.sh). Exit
+# status 1 when a test failed (0 with KSELFTEST_ALWAYS_ZERO=1: the host
+# judges the result lines).
 #
 #   vmtest/kselftest-gem.sh DIR [GLOB...]
 #
@@ -50,21 +52,8 @@ logs=/tmp/kselftest-gem
 rm -rf "$logs"
 mkdir -p "$logs" || exit 1
 
-passed=0 failed=0 skipped=0
-result() {
-	local st=$1 name=$2 why=${3:-}
-	echo "KSELFTEST $st $name${why:+: $why}"
-	case "$st" in PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;; SKIP) skipped=$((skipped + 1)) ;; esac
-}
-selected() {
-	local g
-	for g in "${globs[@]}"; do
-		# shellcheck disable=SC2053
-		[[ "$1" == $g ]] && return 0
-	done
-	return 1
-}
-show_log() { tail -n "${2:-30}" "$1" | sed 's/^/    | /'; }
+# shellcheck source=vmtest/kselftest-lib.sh
+. "$(dirname "$0")/kselftest-lib.sh"
 # xdp_features colours its verdict (busybox sed knows no \x1b: a real ESC).
 nocolor() { sed "s/$(printf '\033')\\[[0-9;]*m//g"; }
 # No program of a test may stay on the GEM for the next one.
@@ -91,15 +80,15 @@ probe_native() {
 
 # xdp_features FEATURE: the DUT here, the tester on the host (gem-tester.sh),
 # which the guest asks for once the DUT listens.
-xdp_features() {
-	local f=$1 name=bpf/xdp_features:$1 dlog=$logs/xdp_features_$1.dut tlog=$logs/xdp_features_$1.tester
+xdp_features() { try "bpf/xdp_features:$1" xdp_features_once "$1"; }
+xdp_features_once() {
+	local f=$1 dlog=$logs/xdp_features_$1.dut tlog=$logs/xdp_features_$1.tester
 	local dut line rc why
-	selected "$name" || return 0
 	case "$native" in
-	no) result SKIP "$name" "$gem has no native XDP ($native_why): nothing for the tester to observe"; return ;;
-	broken) result FAIL "$name" "$gem refuses a native XDP program: $native_why"; return ;;
+	no) result SKIP "$gem has no native XDP ($native_why): nothing for the tester to observe"; return ;;
+	broken) result FAIL "$gem refuses a native XDP program: $native_why"; return ;;
 	esac
-	[ -n "$tester" ] || { result FAIL "$name" "no tester service on the host (XDPLAB_GEM_TESTER unset; boot.sh's VMTEST_GEM_TESTER)"; return; }
+	[ -n "$tester" ] || { result FAIL "no tester service on the host (XDPLAB_GEM_TESTER unset; boot.sh's VMTEST_GEM_TESTER)"; return; }
 	(cd "$dir" && exec ./xdp_features -f "$f" -D "::ffff:$addr" -T "::ffff:$peer" "$gem") >"$dlog" 2>&1 </dev/null &
 	dut=$!
 	for _ in $(seq 300); do
@@ -110,7 +99,7 @@ xdp_features() {
 	if ! dut_listens; then
 		kill "$dut" 2>/dev/null
 		wait "$dut"
-		result FAIL "$name" "the DUT did not listen on :12345 within 30 s: $(grep -m1 -iE 'fail|error' "$dlog")"
+		result FAIL "the DUT did not listen on :12345 within 30 s: $(grep -m1 -iE 'fail|error' "$dlog")"
 		show_log "$dlog"
 		xdp_off
 		return
@@ -125,13 +114,13 @@ xdp_features() {
 	line=$(nocolor <"$tlog" | grep -oE 'Feature [A-Z_]+: \[(NOT )?DETECTED\]\[(NOT )?ADVERTISED\]' | tail -n 1)
 	rc=$(grep -oE 'XDPLAB-TESTER-EXIT=[0-9]+' "$tlog" | cut -d= -f2)
 	case "$line" in
-	*"[DETECTED][ADVERTISED]") result PASS "$name" "advertised and detected" ;;
-	*"[NOT DETECTED][NOT ADVERTISED]") result PASS "$name" "neither advertised nor detected" ;;
-	*"[NOT DETECTED][ADVERTISED]") result FAIL "$name" "advertised, not detected"; show_log "$tlog"; show_log "$dlog" ;;
-	*"[DETECTED][NOT ADVERTISED]") result FAIL "$name" "detected, not advertised"; show_log "$tlog"; show_log "$dlog" ;;
+	*"[DETECTED][ADVERTISED]") result PASS "advertised and detected" ;;
+	*"[NOT DETECTED][NOT ADVERTISED]") result PASS "neither advertised nor detected" ;;
+	*"[NOT DETECTED][ADVERTISED]") result FAIL "advertised, not detected"; show_log "$tlog"; show_log "$dlog" ;;
+	*"[DETECTED][NOT ADVERTISED]") result FAIL "detected, not advertised"; show_log "$tlog"; show_log "$dlog" ;;
 	*)
 		why=$( (nocolor <"$tlog"; cat "$dlog") | grep -m1 -iE 'fail|error|refused|timed out')
-		result FAIL "$name" "no verdict from the tester (exit ${rc:-none: no answer from $tester})${why:+; $why}"
+		result FAIL "no verdict from the tester (exit ${rc:-none: no answer from $tester})${why:+; $why}"
 		show_log "$tlog"
 		show_log "$dlog" ;;
 	esac
@@ -140,13 +129,13 @@ xdp_features() {
 # xdping MODE FLAG: the client on the GEM pings the peer ten times; its XDP
 # program turns the last reply back into a request (XDP_TX) ten times and
 # records each round trip. It fails unless all ten came back.
-xdping() {
-	local mode=$1 flag=$2 name=bpf/xdping:$1 log=$logs/xdping_$1.log rc n
-	selected "$name" || return 0
+xdping() { try "bpf/xdping:$1" xdping_once "$@"; }
+xdping_once() {
+	local mode=$1 flag=$2 log=$logs/xdping_$1.log rc n
 	if [ "$mode" = native ]; then
 		case "$native" in
-		no) result SKIP "$name" "$gem has no native XDP ($native_why)"; return ;;
-		broken) result FAIL "$name" "$gem refuses a native XDP program: $native_why"; return ;;
+		no) result SKIP "$gem has no native XDP ($native_why)"; return ;;
+		broken) result FAIL "$gem refuses a native XDP program: $native_why"; return ;;
 		esac
 	fi
 	(cd "$dir" && timeout "$TIMEOUT" ./xdping -I "$gem" "$flag" -c 10 "$peer") >"$log" 2>&1 </dev/null
@@ -154,9 +143,9 @@ xdping() {
 	xdp_off
 	n=$(sed -n '/^XDP RTT data/,$p' "$log" | grep -c 'bytes from')
 	case $rc in
-	0) result PASS "$name" "$n of 10 round trips by XDP_TX" ;;
-	124 | 143) result FAIL "$name" "timed out after ${TIMEOUT}s"; show_log "$log" ;;
-	*) result FAIL "$name" "exit $rc, $n of 10 round trips by XDP_TX: $(grep -m1 -iE 'expected|fail|error|could not' "$log")"; show_log "$log" ;;
+	0) result PASS "$n of 10 round trips by XDP_TX" ;;
+	124 | 143) result FAIL "timed out after ${TIMEOUT}s"; show_log "$log" ;;
+	*) result FAIL "exit $rc, $n of 10 round trips by XDP_TX: $(grep -m1 -iE 'expected|fail|error|could not' "$log")"; show_log "$log" ;;
 	esac
 }
 
@@ -174,9 +163,4 @@ if ip -d link show dev "$gem" | grep -q 'prog/xdp'; then
 else
 	echo "kselftest-gem: no XDP program left on $gem"
 fi
-if [ $((passed + failed + skipped)) = 0 ]; then
-	echo "kselftest-gem: no test is named like ${globs[*]}"
-	exit 1
-fi
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ] || [ "${KSELFTEST_ALWAYS_ZERO:-0}" = 1 ]
+finish kselftest-gem

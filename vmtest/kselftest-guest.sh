@@ -5,13 +5,12 @@
 #
 #   KSELFTEST PASS|FAIL|SKIP|FLAKY <name>[: <reason>]
 #
-# and a closing "N passed, N failed, N skipped, N flaky". A test that fails
-# is run again, up to KSELFTEST_RETRIES times (default 1): one that then
-# passes is FLAKY, with how many runs failed and why the first did, and is
-# not a failure. Several upstream tests race under TCG (xdp_cpumap_attach
-# reads its counter before the cpumap kthread has run; test_xdp_vlan_mode_*
-# give ARP 2 s). Exit status 1 when a test failed. A failed run's log ends
-# up on the console (indented), the rest stays in the guest's /tmp.
+# and a closing "N passed, N failed, N skipped, N flaky" (the verdicts,
+# reruns and KSELFTEST_REPEAT: vmtest/kselftest-lib.sh). Several upstream
+# tests race under TCG (xdp_cpumap_attach reads its counter before the
+# cpumap kthread has run; test_xdp_vlan_mode_* give ARP 2 s), hence the
+# rerun. Exit status 1 when a test failed. A failed run's log ends up on
+# the console (indented), the rest stays in the guest's /tmp.
 #
 #   vmtest/kselftest-guest.sh OUT [GLOB...]
 #
@@ -40,79 +39,9 @@ for d in bpf net virtio; do
 	find "$out/$d" -maxdepth 1 -type f -exec cp -p {} "$work/$d/" \; || exit 1
 done
 
-RETRIES=${KSELFTEST_RETRIES:-1}
-# KSELFTEST_REPEAT=N: every selected test runs N times whatever it does,
-# and its line counts the failures (how often does it race, here and on
-# stock: `make kselftest-compare KSELFTEST=... KSELFTEST_REPEAT=300`).
-REPEAT=${KSELFTEST_REPEAT:-1}
+# shellcheck source=vmtest/kselftest-lib.sh
+. "$(dirname "$0")/kselftest-lib.sh"
 
-passed=0 failed=0 skipped=0 flaky=0
-# report STATUS NAME [REASON]: a test's line, counted.
-report() {
-	local st=$1 name=$2 why=${3:-}
-	echo "KSELFTEST $st $name${why:+: $why}"
-	case "$st" in
-	PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;;
-	SKIP) skipped=$((skipped + 1)) ;; FLAKY) flaky=$((flaky + 1)) ;;
-	esac
-}
-# result STATUS [REASON]: what one run of the current test found.
-result() { r_st=$1 r_why=${2:-}; }
-# try NAME FUNCTION ARGS...: run a selected test, again while it fails (up
-# to RETRIES more times), and report it.
-try() {
-	local name=$1 n=0 first=""
-	shift
-	selected "$name" || return 0
-	[ "$REPEAT" -le 1 ] || { repeat "$name" "$@"; return; }
-	while :; do
-		n=$((n + 1))
-		r_st=FAIL r_why="no verdict"
-		"$@"
-		if [ "$r_st" != FAIL ] || [ "$n" -gt "$RETRIES" ]; then break; fi
-		first=${first:-$r_why}
-		echo "kselftest: $name failed (run $n: $r_why); running it again"
-	done
-	if [ "$n" = 1 ]; then
-		report "$r_st" "$name" "$r_why"
-	elif [ "$r_st" = PASS ]; then
-		report FLAKY "$name" "failed $((n - 1)) of $n runs; the first: $first"
-	elif [ "$r_st" = FAIL ]; then
-		report FAIL "$name" "$r_why (failed all $n runs)"
-	else
-		report "$r_st" "$name" "$r_why (run $n; run 1 failed: $first)"
-	fi
-}
-# repeat NAME FUNCTION ARGS...: REPEAT runs of one test, one line for all.
-repeat() {
-	local name=$1 n fails=0 first=""
-	shift
-	for ((n = 1; n <= REPEAT; n++)); do
-		r_st=FAIL r_why="no verdict"
-		"$@" >/dev/null
-		case "$r_st" in
-		SKIP) report SKIP "$name" "$r_why (run $n of $REPEAT)"; return ;;
-		FAIL) fails=$((fails + 1)); first=${first:-$r_why} ;;
-		esac
-	done
-	if [ "$fails" = 0 ]; then
-		report PASS "$name" "$REPEAT of $REPEAT runs passed"
-	elif [ "$fails" = "$REPEAT" ]; then
-		report FAIL "$name" "$first (failed all $REPEAT runs)"
-	else
-		report FLAKY "$name" "failed $fails of $REPEAT runs; the first: $first"
-	fi
-}
-selected() {
-	local g
-	for g in "${globs[@]}"; do
-		# shellcheck disable=SC2053
-		[[ "$1" == $g ]] && return 0
-	done
-	return 1
-}
-# A failed test's log on the console, so that the run's console.log keeps it.
-show_log() { tail -n "${2:-40}" "$1" | sed 's/^/    | /'; }
 # The last line that says why a test skipped, else its last line.
 skip_reason() {
 	{ grep -iE 'skip|not supported|missing|not found|unavailable' "$1" | grep -v '^#[0-9]' | tail -n 1; } ||
@@ -223,11 +152,4 @@ run virtio/vhost_net_test "$work/virtio" ./vhost_net_test --buf-num="${KSELFTEST
 left=$(ip netns list 2>/dev/null | awk '{print $1}' | paste -sd' ' -)
 [ -z "$left" ] && echo "kselftest: no network namespace left" ||
 	echo "kselftest: network namespaces left behind: $left"
-if [ $((passed + failed + skipped + flaky)) = 0 ]; then
-	echo "kselftest: no test is named like ${globs[*]}"
-	exit 1
-fi
-echo "$passed passed, $failed failed, $skipped skipped, $flaky flaky"
-# KSELFTEST_ALWAYS_ZERO=1 (kselftest.sh compare): the verdict is the host's,
-# from the result lines; the guest's status then only says it got here.
-[ "$failed" = 0 ] || [ "${KSELFTEST_ALWAYS_ZERO:-0}" = 1 ]
+finish kselftest
