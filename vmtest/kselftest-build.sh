@@ -6,12 +6,13 @@
 #   vmtest/kselftest-build.sh IMAGEDIR
 #
 # Settings as for vmtest/build.sh (PATCHES, KERNEL_SRC, DEBUG, RT, FAULT);
-# x86_64 here, ARCH=arm64 (the GEM board) in vmtest/kselftest-gem-build.sh. The kernel is built first (vmtest/build.sh copies its image
-# to IMAGEDIR); the selftests are built from the same tree, so the series'
-# own selftest patches are in. One output directory per kernel build
-# directory and series selection, in <cache>/kselftest/; make there is
-# incremental, and a rerun whose key (kernel key, tree state, this script)
-# matches does not even start make.
+# x86_64 here; ARCH=arm64 (the GEM board) in vmtest/kselftest-gem-build.sh.
+# The kernel is built first (vmtest/build.sh copies its image to IMAGEDIR);
+# the selftests are built from the same tree, so the series' own selftest
+# patches are in. One output directory per kernel build directory and series
+# selection, in <cache>/kselftest/; make there is incremental, and a rerun
+# whose key (kernel key, tree state, this script) matches does not even
+# start make.
 #
 # The tree is never written to. tools/testing/selftests/bpf is built through
 # a view: a directory of symlinks to the tree in which prog_tests/ holds only
