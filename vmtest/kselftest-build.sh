@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154 # tree, treekey, bdir, out: kselftest_dirs (common.sh)
 # Build the kernel's own XDP / veth / tun / vhost-net selftests from the tree
 # vmtest builds the guest kernel from, against that kernel's vmlinux, and
 # print the directory that holds them (for vmtest/kselftest-guest.sh).
@@ -32,21 +33,8 @@ cache=$(cache_dir)
 patchdir=$(cd "${PATCHDIR:-$XDPLAB_ROOT/kernel-patches}" && pwd)
 
 image=$("$VMTEST_DIR/build.sh" "$imgdir")
-# Where vmtest/build.sh built it: the same names it uses.
-suffix=$([ "${DEBUG:-0}" = 0 ] || echo -debug)$([ "${RT:-0}" = 0 ] || echo -rt)$([ "${FAULT:-0}" = 0 ] || echo -fault)
-if [ -n "${KERNEL_SRC:-}" ]; then
-	tree=$(cd "$KERNEL_SRC" && pwd)
-	treekey=ext-$(echo "$tree" | hash_stream | cut -c1-8)
-	sel=none
-else
-	src=$("$VMTEST_DIR/source.sh")
-	treekey=$(basename "$src")
-	tree=$cache/trees/$treekey-work
-	sel=${PATCHES:-all}
-fi
-bdir=$cache/build/$treekey-$arch$suffix
-series=$("$VMTEST_DIR/series.sh" hash "$sel" "$patchdir")
-out=$cache/kselftest/$treekey-$arch$suffix-$(echo "$sel $series" | hash_stream | cut -c1-8)
+# Sets tree, treekey, bdir and out (vmtest/common.sh).
+kselftest_dirs "$arch" "$cache" "$patchdir"
 
 # The XDP tests of test_progs (globs in prog_tests/), and the helper
 # binaries of the shell tests.

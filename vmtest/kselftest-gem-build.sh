@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154 # tree, treekey, bdir, out: kselftest_dirs (common.sh)
 # Build the kernel's own XDP selftests that apply to the GEM board (ARCH=arm64)
 # from the tree vmtest builds the board's kernel from, and print the
 # directory that holds them (vmtest/kselftest.sh boots them with
@@ -38,20 +39,8 @@ command -v "${cross}gcc" >/dev/null || die "no ${cross}gcc" "run 'scripts/deps.s
 
 image=$("$VMTEST_DIR/build.sh" "$imgdir")
 sysroot=$("$VMTEST_DIR/rootfs.sh" arm64)/root
-suffix=$([ "${DEBUG:-0}" = 0 ] || echo -debug)$([ "${RT:-0}" = 0 ] || echo -rt)$([ "${FAULT:-0}" = 0 ] || echo -fault)
-if [ -n "${KERNEL_SRC:-}" ]; then
-	tree=$(cd "$KERNEL_SRC" && pwd)
-	treekey=ext-$(echo "$tree" | hash_stream | cut -c1-8)
-	sel=none
-else
-	src=$("$VMTEST_DIR/source.sh")
-	treekey=$(basename "$src")
-	tree=$cache/trees/$treekey-work
-	sel=${PATCHES:-all}
-fi
-bdir=$cache/build/$treekey-$arch$suffix
-series=$("$VMTEST_DIR/series.sh" hash "$sel" "$patchdir")
-out=$cache/kselftest/$treekey-$arch$suffix-$(echo "$sel $series" | hash_stream | cut -c1-8)
+# Sets tree, treekey, bdir and out (vmtest/common.sh).
+kselftest_dirs "$arch" "$cache" "$patchdir"
 
 # libbpf.a and its headers from the tree, for one target (host or arm64).
 libbpf() {
