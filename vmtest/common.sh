@@ -82,3 +82,23 @@ kselftest_dirs() {
 	series=$("$VMTEST_DIR/series.sh" hash "$sel" "$patchdir")
 	out=$cache/kselftest/$treekey-$arch$suffix-$(echo "$sel $series" | hash_stream | cut -c1-8)
 }
+
+# kselftest_needs_build BUILT IMAGE HINT [KEY...]: whether the selftests in
+# $out must be built for the kernel IMAGE (copied out of BUILT in $bdir).
+# Stops when BUILT is no longer IMAGE: another run re-patched the shared
+# worktree between the two locks. Returns 1 (up to date) when $out was built
+# with the same key: the kernel, the tree's HEAD and tools/ changes, the
+# calling script, clang and the KEYs. Sets key, for .xdplab-key after the
+# build.
+kselftest_needs_build() {
+	local built=$1 image=$2 hint=$3
+	shift 3
+	cmp -s "$built" "$image" ||
+		die "$bdir was rebuilt for another selection while this run waited" "$hint"
+	key="kernel=$(sha256sum <"$image" | cut -c1-16) tree=$(git -C "$tree" rev-parse HEAD 2>/dev/null)-$(git -C "$tree" diff HEAD -- tools 2>/dev/null | hash_stream) script=$(hash_stream <"$0") clang=$(clang --version | head -1)${*:+ $*}"
+	if [ "$(cat "$out/.xdplab-key" 2>/dev/null)" = "$key" ]; then
+		log "kselftests up to date: $out"
+		return 1
+	fi
+	rm -f "$out/.xdplab-key"
+}

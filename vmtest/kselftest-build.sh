@@ -85,17 +85,8 @@ make_view() {
 
 build() {
 	local t0=$SECONDS jobs=$(($(nproc) < 2 ? $(nproc) : 2)) sd=$tree/tools/testing/selftests
-	# The kernel in bdir must still be the one copied out: another run may
-	# have re-patched the shared worktree between the two locks.
-	cmp -s "$bdir/arch/x86/boot/bzImage" "$image" ||
-		die "$bdir was rebuilt for another selection while this run waited" "run make kselftest again"
 	local key
-	key="kernel=$(sha256sum <"$image" | cut -c1-16) tree=$(git -C "$tree" rev-parse HEAD 2>/dev/null)-$(git -C "$tree" diff HEAD -- tools 2>/dev/null | hash_stream) script=$(hash_stream <"$0") clang=$(clang --version | head -1)"
-	if [ "$(cat "$out/.xdplab-key" 2>/dev/null)" = "$key" ]; then
-		log "kselftests up to date: $out"
-		return 0
-	fi
-	rm -f "$out/.xdplab-key"
+	kselftest_needs_build "$bdir/arch/x86/boot/bzImage" "$image" "run make kselftest again" || return 0
 	mkdir -p "$out/net" "$out/virtio/shim/linux" "$out/bpf"
 	log "building the kernel's selftests from $tree in $out (log: $out/build.log)"
 	: >"$out/build.log"

@@ -53,16 +53,8 @@ libbpf() {
 
 build() {
 	local t0=$SECONDS sb=$tree/tools/testing/selftests/bpf key
-	# The kernel in bdir must still be the one copied out: another run may
-	# have re-patched the shared worktree between the two locks.
-	cmp -s "$bdir/arch/arm64/boot/Image" "$image" ||
-		die "$bdir was rebuilt for another selection while this run waited" "run make kselftest ARCH=arm64 again"
-	key="kernel=$(sha256sum <"$image" | cut -c1-16) tree=$(git -C "$tree" rev-parse HEAD 2>/dev/null)-$(git -C "$tree" diff HEAD -- tools 2>/dev/null | hash_stream) script=$(hash_stream <"$0") clang=$(clang --version | head -1) sysroot=$sysroot"
-	if [ "$(cat "$out/.xdplab-key" 2>/dev/null)" = "$key" ]; then
-		log "kselftests up to date: $out"
-		return 0
-	fi
-	rm -f "$out/.xdplab-key"
+	kselftest_needs_build "$bdir/arch/arm64/boot/Image" "$image" "run make kselftest ARCH=arm64 again" \
+		"sysroot=$sysroot" || return 0
 	rm -rf "$out/guest" "$out/host" "$out/gen"
 	mkdir -p "$out/guest" "$out/host" "$out/gen"
 	log "building the GEM board's kernel selftests from $tree in $out (log: $out/build.log)"
