@@ -972,11 +972,10 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 		filter_json(&o->cfg, fjson, sizeof(fjson));
 		printf("{\"event\":\"attached\",\"ifname\":\"%s\",\"prog\":\"%s\","
 		       "\"mode\":\"%s\",\"frags\":%s,\"gso\":{\"preserving\":%s,\"opt_in\":%s},"
-		       "\"counts\":\"%s\",\"filter\":%s}\n", o->ifname, name, mode_name(o),
+		       "\"filter\":%s}\n", o->ifname, name, mode_name(o),
 		       o->frags == FRAGS_ON ? "true" : "false",
 		       xdplab_prog_gso_preserving(fd) ? "true" : "false",
-		       o->cfg.gso_opt_in ? "true" : "false",
-		       o->cfg.count_segs ? "segments" : "frames", fjson);
+		       o->cfg.gso_opt_in ? "true" : "false", fjson);
 		fflush(stdout);
 	} else {
 		fprintf(stderr, "%s attached to %s (%s%s)%s%s%s, matching %s; Ctrl-C to stop\n",
