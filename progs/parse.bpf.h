@@ -197,7 +197,7 @@ extern int bpf_xdp_gso_state(const struct xdp_md *ctx, __u32 *gso_size,
  */
 static __always_inline __u32 xdplab_gso_segs(struct xdp_md *ctx)
 {
-	__u32 size, segs, type;
+	__u32 size = 0, segs = 0, type = 0;	/* the verifier checks reads too */
 
 	if (bpf_ksym_exists(bpf_xdp_gso_state) &&
 	    !bpf_xdp_gso_state(ctx, &size, &segs, &type) && segs)
