@@ -136,12 +136,15 @@ static uint64_t max_of(struct xdp_gso_test_bpf *s, int slot)
 	return max;
 }
 
+/* Frames the program gave this verdict: frames, not packets, which count
+ * a superframe as its gso_segs where the kernel has bpf_xdp_gso_state().
+ */
 static uint64_t verdicts(struct xdp_gso_test_bpf *s, int action)
 {
 	struct xdplab_datarec r = {};
 
 	stats_sum(s->maps.xdp_stats, action, &r);
-	return r.packets;
+	return r.frames;
 }
 
 /* --- what the kernel says -------------------------------------------------- */
