@@ -643,9 +643,6 @@ static bool have_gso_state(void)
 	bool ret = btf && btf__find_by_name_kind(btf, "bpf_xdp_gso_state", BTF_KIND_FUNC) > 0;
 
 	btf__free(btf);
-	if (!ret)
-		test__skip("kernel without bpf_xdp_gso_state() (stock, or v1-v4 of the "
-			   "series): the programs count one packet per frame there");
 	return ret;
 }
 
@@ -665,8 +662,13 @@ static void count_segs(void)
 	struct veth_pair vp;
 	struct cli_bg bg;
 	int mss = 1500 - 40 - 12;	/* IPv4, TCP with timestamps */
+	bool kfunc = have_gso_state();
+	const char *counts = kfunc ? "\"counts\":\"segments\"" : "\"counts\":\"frames\"";
 
-	if (!have_series() || !have_gso_state())
+	/* Without the kfunc (v4) the stream still runs: the skip says what
+	 * the program counted there.
+	 */
+	if (!have_series())
 		return;
 	if (!ASSERT_OK(veth_pair_add(&vp, "gsosegs", NET_ID + 33, 0), "veth pair"))
 		return;
@@ -676,7 +678,7 @@ static void count_segs(void)
 	sh_out(text, sizeof(text), "ip netns exec %s build/xdplab status %s --json",
 	       vp.ns[1], vp.ifname[1]);
 	ASSERT_STRSTR(text, "\"gso_opt_in\":true", "status: opted in");
-	ASSERT_STRSTR(text, "\"counts\":\"segments\"", "status: counts segments");
+	ASSERT_STRSTR(text, counts, "status: what packets count");
 	st.cns = vp.ns[0];
 	st.sns = vp.ns[1];
 	st.sip = vp.ip4[1];
@@ -697,7 +699,13 @@ static void count_segs(void)
 		printf("  program: %lld packets in %lld frames; sender TcpOutSegs %lld; "
 		       "%zu bytes / MSS %d = %zu\n", pkts, frames, segs1 - segs0,
 		       st.total, mss, st.total / mss);
-	ASSERT_STRSTR(out, "\"counts\":\"segments\"", "summary: counts segments");
+	ASSERT_STRSTR(out, counts, "summary: what packets count");
+	if (!kfunc) {
+		test__skip("kernel without bpf_xdp_gso_state() (stock, or v1-v4 of the series): "
+			   "the program counted %lld packets in %lld frames for the sender's "
+			   "%lld TCP segments", pkts, frames, segs1 - segs0);
+		goto out;
+	}
 	ASSERT_GT(pkts, frames, "packets (segments) beyond frames: superframes counted");
 	ASSERT_GE(pkts, (long long)(st.total / mss), "packets at least bytes / MSS");
 	ASSERT_LE(pkts, segs1 - segs0 + tol, "packets at most the sender's segments + 2% + 20");
