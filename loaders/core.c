@@ -978,13 +978,11 @@ int xdplab_run(struct xdplab_opts *o, struct bpf_object *obj, struct bpf_program
 		       o->cfg.gso_opt_in ? "true" : "false", fjson);
 		fflush(stdout);
 	} else {
-		fprintf(stderr, "%s attached to %s (%s%s)%s%s%s, matching %s; Ctrl-C to stop\n",
-			name, o->ifname,
-			o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
+		fprintf(stderr, "%s attached to %s (%s%s)%s%s, matching %s; Ctrl-C to stop\n", name,
+			o->ifname, o->xdp_flags & XDP_FLAGS_SKB_MODE ? "skb mode" : "native mode",
 			o->frags == FRAGS_ON ? ", frags" : "",
 			xdplab_prog_gso_preserving(fd) ? ", GSO-preserving" : "",
-			o->cfg.gso_opt_in ? ", takes GSO superframes" : "",
-			o->cfg.count_segs ? ", counts GSO segments as packets" : "", filter);
+			o->cfg.gso_opt_in ? ", takes GSO superframes" : "", filter);
 	}
 	xdplab_stats_loop(o, name, stats, hooks);
 	if (o->keep) {
