@@ -435,6 +435,23 @@ bool xdplab_kernel_has_xdp_gso(void)
 	return kernel_takes_xdp_flags(BPF_F_XDP_HAS_FRAGS | BPF_F_XDP_GSO, &cached);
 }
 
+/* The series' kfunc that tells a program a superframe's gso_segs (progs/
+ * parse.bpf.h, xdplab_gso_segs()): a function in the kernel's BTF. libbpf
+ * resolves the programs' weak reference the same way.
+ */
+bool xdplab_kernel_has_gso_state(void)
+{
+	static int cached = -1;
+	struct btf *btf;
+
+	if (cached >= 0)
+		return cached;
+	btf = btf__load_vmlinux_btf();
+	cached = btf && btf__find_by_name_kind(btf, "bpf_xdp_gso_state", BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return cached;
+}
+
 static void prog_describe(__u32 id, char *buf, size_t len)
 {
 	struct bpf_prog_info info = {};
@@ -561,6 +578,10 @@ struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_object *o
 			    xdplab_kernel_has_xdp_gso();
 	if (o->cfg.gso_opt_in)
 		bpf_program__set_flags(frags, bpf_program__flags(frags) | BPF_F_XDP_GSO);
+	/* What the frags program will do with the kfunc there (the program
+	 * asks the kernel itself: bpf_ksym_exists()); noted for status.
+	 */
+	o->cfg.count_segs = o->frags == FRAGS_ON && xdplab_kernel_has_gso_state();
 	return o->frags == FRAGS_ON ? frags : linear;
 }
 
@@ -651,14 +672,13 @@ bool xdplab_prog_gso_preserving(int prog_fd)
 	return tagged;
 }
 
-/* cfg's gso_opt_in from one map, if it is an xdplab .rodata: -1 if not. */
-static int rodata_gso_opt_in(int map_fd)
+/* cfg from one map, if it is an xdplab .rodata: 0, or -1 if not. */
+static int rodata_cfg(int map_fd, struct xdplab_cfg *out)
 {
 	struct bpf_map_info m = {};
 	__u32 len = sizeof(m), zero = 0;
 	const struct btf_var_secinfo *vs;
 	const struct btf_type *sec;
-	struct xdplab_cfg cfg;
 	struct btf *btf = NULL;
 	void *val = NULL;
 	int ret = -1;
@@ -675,12 +695,12 @@ static int rodata_gso_opt_in(int map_fd)
 		const struct btf_type *v = btf__type_by_id(btf, vs->type);
 
 		if (strcmp(btf__name_by_offset(btf, v->name_off), "cfg") ||
-		    vs->size != sizeof(cfg) || vs->offset + sizeof(cfg) > m.value_size)
+		    vs->size != sizeof(*out) || vs->offset + sizeof(*out) > m.value_size)
 			continue;
 		val = malloc(m.value_size);
 		if (val && !bpf_map_lookup_elem(map_fd, &zero, val)) {
-			memcpy(&cfg, (char *)val + vs->offset, sizeof(cfg));
-			ret = !!cfg.gso_opt_in;
+			memcpy(out, (char *)val + vs->offset, sizeof(*out));
+			ret = 0;
 		}
 		break;
 	}
@@ -690,7 +710,8 @@ out:
 	return ret;
 }
 
-int xdplab_prog_gso_opt_in(int prog_fd)
+/* The cfg in prog_fd's .rodata: 0, or -1 when it is no xdplab program. */
+static int prog_cfg(int prog_fd, struct xdplab_cfg *cfg)
 {
 	struct bpf_prog_info info = {};
 	__u32 ids[16], len = sizeof(info);
@@ -705,10 +726,24 @@ int xdplab_prog_gso_opt_in(int prog_fd)
 
 		if (fd < 0)
 			continue;
-		ret = rodata_gso_opt_in(fd);
+		ret = rodata_cfg(fd, cfg);
 		close(fd);
 	}
 	return ret;
+}
+
+int xdplab_prog_gso_opt_in(int prog_fd)
+{
+	struct xdplab_cfg cfg;
+
+	return prog_cfg(prog_fd, &cfg) ? -1 : !!cfg.gso_opt_in;
+}
+
+int xdplab_prog_count_segs(int prog_fd)
+{
+	struct xdplab_cfg cfg;
+
+	return prog_cfg(prog_fd, &cfg) ? -1 : !!cfg.count_segs;
 }
 
 /* ---- stats ---- */
@@ -734,6 +769,7 @@ static struct xdplab_datarec rx_total(const struct snapshot *s)
 		r.packets += s->rec[i].packets;
 		r.bytes += s->rec[i].bytes;
 		r.mb_packets += s->rec[i].mb_packets;
+		r.frames += s->rec[i].frames;
 	}
 	return r;
 }
@@ -831,7 +867,8 @@ static void print_summary(const struct xdplab_opts *o, const char *prog_name,
 		printf("{\"summary\":true,\"ifname\":\"%s\",\"prog\":\"%s\",\"mode\":\"%s\","
 		       "\"frags\":%s%s,\"seconds\":%.3f,\"rx_packets\":%llu,\"rx_bytes\":%llu,"
 		       "\"pass\":%llu,\"drop\":%llu,\"tx\":%llu,\"redirect\":%llu,\"aborted\":%llu,"
-		       "\"malformed\":%llu,\"mb_packets\":%llu,\"rx_pps\":%.0f}\n",
+		       "\"malformed\":%llu,\"mb_packets\":%llu,\"rx_frames\":%llu,"
+		       "\"counts\":\"%s\",\"rx_pps\":%.0f}\n",
 		       o->ifname, prog_name, mode_name(o),
 		       o->frags == FRAGS_ON ? "true" : "false", fjson, secs,
 		       (unsigned long long)(b.packets - a.packets),
@@ -841,6 +878,8 @@ static void print_summary(const struct xdplab_opts *o, const char *prog_name,
 		       (unsigned long long)n[XDP_ABORTED],
 		       (unsigned long long)n[XDPLAB_STAT_MALFORMED],
 		       (unsigned long long)(b.mb_packets - a.mb_packets),
+		       (unsigned long long)(b.frames - a.frames),
+		       o->cfg.count_segs ? "segments" : "frames",
 		       (b.packets - a.packets) / secs);
 		return;
 	}

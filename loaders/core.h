@@ -139,6 +139,14 @@ bool xdplab_kernel_has_xdp_gso(void);
  * -1 when it is not an xdplab program (no cfg in its .rodata).
  */
 int xdplab_prog_gso_opt_in(int prog_fd);
+/* Does the running kernel have bpf_xdp_gso_state() (the veth GSO series),
+ * with which a frags program counts a superframe as gso_segs packets?
+ */
+bool xdplab_kernel_has_gso_state(void);
+/* Does the loaded program prog_fd count packets as GSO segments (its cfg
+ * says the kernel has the kfunc)? 1 or 0; -1 when it is no xdplab program.
+ */
+int xdplab_prog_count_segs(int prog_fd);
 double xdplab_now(void);
 /* Sleeps until t (CLOCK_MONOTONIC seconds) or a signal. */
 void xdplab_sleep_until(double t);

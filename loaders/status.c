@@ -22,6 +22,8 @@ static const struct xdplab_cmd_desc desc = {
 	       "GSO-preserving: the program never changes a frame's length or its\n"
 	       "IP/L4 headers. Takes GSO superframes: it was loaded with BPF_F_XDP_GSO\n"
 	       "(kernels with the veth GSO series; xdplab asks unless --no-gso).\n"
+	       "Counts: \"segments\" when a frags program counts a superframe as its\n"
+	       "gso_segs packets (the kernel has bpf_xdp_gso_state()), else \"frames\".\n"
 	       "Examples:\n"
 	       "  xdplab status\n"
 	       "  ip netns exec ns1 xdplab status veth1 --json",
@@ -34,22 +36,26 @@ static void prog_line(const char *mode, __u32 id, const struct xdplab_opts *o, b
 	__u32 len = sizeof(info);
 	int fd = bpf_prog_get_fd_by_id(id);
 	int opt_in = -1;	/* -1: not an xdplab program, we cannot tell */
+	int segs = -1;
 	bool gso = false;
 
 	if (fd >= 0) {
 		bpf_obj_get_info_by_fd(fd, &info, &len);
 		gso = xdplab_prog_gso_preserving(fd);
 		opt_in = xdplab_prog_gso_opt_in(fd);
+		segs = xdplab_prog_count_segs(fd);
 		close(fd);
 	}
 	if (o->json)
 		printf("%s{\"mode\":\"%s\",\"id\":%u,\"name\":\"%s\",\"gso_preserving\":%s,"
-		       "\"gso_opt_in\":%s}", *first ? "" : ",", mode, id, info.name,
-		       gso ? "true" : "false", opt_in_json[opt_in + 1]);
+		       "\"gso_opt_in\":%s,\"counts\":%s}", *first ? "" : ",", mode, id, info.name,
+		       gso ? "true" : "false", opt_in_json[opt_in + 1],
+		       segs < 0 ? "null" : segs ? "\"segments\"" : "\"frames\"");
 	else
-		printf("    %-6s id %-5u %s%s%s\n", mode, id, info.name[0] ? info.name : "?",
+		printf("    %-6s id %-5u %s%s%s%s\n", mode, id, info.name[0] ? info.name : "?",
 		       gso ? " (GSO-preserving)" : "",
-		       opt_in > 0 ? " (takes GSO superframes: BPF_F_XDP_GSO)" : "");
+		       opt_in > 0 ? " (takes GSO superframes: BPF_F_XDP_GSO)" : "",
+		       segs > 0 ? " (counts GSO segments as packets)" : "");
 	*first = false;
 }
 

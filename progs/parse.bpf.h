@@ -54,6 +54,8 @@ struct xdplab_pkt {
 	__u8  malformed;	/* a header was cut short or inconsistent */
 	__u8  too_deep;		/* IPv6 chain longer than XDPLAB_MAX_IPV6_EXT */
 	__u8  multibuf;		/* the frame has fragments (frags entry points only) */
+	__u32 segs;		/* packets the frame stands for: gso_segs of a
+				 * GSO superframe (xdplab_gso_segs()), else 1 */
 };
 
 /* Wire formats vmlinux.h has no stable uapi name for. Declared here, after
@@ -176,17 +178,46 @@ static __always_inline int xdplab_ipv6_skip_ext(struct xdp_md *ctx, __u32 *off, 
 /* Zeroes *p and takes the whole frame's length: a helper call, and a
  * multi-buffer check, only where there can be fragments.
  */
+/*
+ * The veth series' kfunc (kernel-patches/veth, "bpf, veth: let an XDP
+ * program read a GSO superframe's state"): 0 and the frame's GSO state for
+ * a superframe, -ENODATA otherwise. Weak: on a kernel without it libbpf
+ * leaves it NULL and the verifier drops the call as dead code.
+ */
+extern int bpf_xdp_gso_state(const struct xdp_md *ctx, __u32 *gso_size,
+			     __u32 *gso_segs, __u32 *gso_type) __ksym __weak;
+
+#ifndef bpf_ksym_exists		/* libbpf < 1.2 */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
+/* How many packets the frame stands for: a GSO superframe (only a program
+ * loaded with BPF_F_XDP_GSO gets one) its gso_segs, any other frame 1; 1
+ * also where the kernel cannot say (no bpf_xdp_gso_state()).
+ */
+static __always_inline __u32 xdplab_gso_segs(struct xdp_md *ctx)
+{
+	__u32 size = 0, segs = 0, type = 0;	/* the verifier checks reads too */
+
+	if (bpf_ksym_exists(bpf_xdp_gso_state) &&
+	    !bpf_xdp_gso_state(ctx, &size, &segs, &type) && segs)
+		return segs;
+	return 1;
+}
+
 static __always_inline void xdplab_pkt_init(struct xdp_md *ctx, struct xdplab_pkt *p, bool frags)
 {
 	__u64 linear = ctx->data_end - ctx->data;
 
 	__builtin_memset(p, 0, sizeof(*p));
+	p->segs = 1;
 	if (!frags) {
 		p->len = linear;
 		return;
 	}
 	p->len = bpf_xdp_get_buff_len(ctx);
 	p->multibuf = p->len > linear;
+	p->segs = xdplab_gso_segs(ctx);
 }
 
 /*

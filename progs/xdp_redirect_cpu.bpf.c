@@ -75,7 +75,7 @@ static __always_inline int cpumap_verdict(struct xdp_md *ctx)
 
 	if (action > XDP_REDIRECT || action == XDP_TX || action == XDP_REDIRECT)
 		action = XDP_PASS;	/* no device to send on from a cpumap */
-	xdplab_count_rec(&cpumap_stats, action, len, len > ctx->data_end - ctx->data);
+	xdplab_count_rec(&cpumap_stats, action, len, len > ctx->data_end - ctx->data, 1);
 	return action;
 }
 

@@ -11,7 +11,7 @@
 SEC("xdp")
 int xdp_trafficgen(struct xdp_md *ctx)
 {
-	struct xdplab_pkt p = { .len = ctx->data_end - ctx->data };
+	struct xdplab_pkt p = { .len = ctx->data_end - ctx->data, .segs = 1 };
 
 	return xdplab_verdict(ctx, &p, bpf_redirect(cfg.ifindex, 0));
 }

@@ -64,13 +64,15 @@ struct {
 	__type(value, __u64);
 } xdp_proto SEC(".maps");
 
-static __always_inline void xdplab_count_rec(void *map, __u32 slot, __u64 len, bool multibuf)
+static __always_inline void xdplab_count_rec(void *map, __u32 slot, __u64 len, bool multibuf,
+					     __u32 segs)
 {
 	struct xdplab_datarec *rec = bpf_map_lookup_elem(map, &slot);
 
 	if (!rec)
 		return;
-	rec->packets++;
+	rec->packets += segs;
+	rec->frames++;
 	rec->bytes += len;
 	if (multibuf)
 		rec->mb_packets++;
@@ -85,9 +87,9 @@ static __always_inline int xdplab_verdict(struct xdp_md *ctx,
 {
 	if (action < 0 || action > XDP_REDIRECT)
 		action = XDP_ABORTED;
-	xdplab_count_rec(&xdp_stats, action, p->len, p->multibuf);
+	xdplab_count_rec(&xdp_stats, action, p->len, p->multibuf, p->segs);
 	if (p->malformed)
-		xdplab_count_rec(&xdp_stats, XDPLAB_STAT_MALFORMED, p->len, p->multibuf);
+		xdplab_count_rec(&xdp_stats, XDPLAB_STAT_MALFORMED, p->len, p->multibuf, p->segs);
 	if (cfg.count_proto) {
 		__u32 l4 = p->l4;
 		__u64 *n = bpf_map_lookup_elem(&xdp_proto, &l4);

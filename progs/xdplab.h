@@ -23,9 +23,12 @@ enum {
 };
 
 struct xdplab_datarec {
-	__u64 packets;
+	__u64 packets;		/* packets: a GSO superframe counts gso_segs
+				 * where the kernel tells (bpf_xdp_gso_state(),
+				 * cfg.count_segs), else 1 per frame */
 	__u64 bytes;		/* whole frame, fragments included */
 	__u64 mb_packets;	/* frames that carried fragments */
+	__u64 frames;		/* frames the program ran on */
 };
 
 /* What the parser found, counted per CPU in the proto map: one slot per
@@ -58,6 +61,10 @@ struct xdplab_cfg {
 				 * here that it loaded it with BPF_F_XDP_GSO,
 				 * which bpf_prog_info does not report, so that
 				 * `xdplab status` can read it back */
+	__u32 count_segs;	/* not read by the program either: the loader
+				 * notes that the kernel has bpf_xdp_gso_state(),
+				 * so a frags program counts packets, not
+				 * frames (struct xdplab_datarec) */
 };
 
 #define XDPLAB_MAX_RXQ 64

@@ -44,6 +44,7 @@ int stats_sum(const struct bpf_map *map, uint32_t slot, struct xdplab_datarec *o
 		out->packets += v[c].packets;
 		out->bytes += v[c].bytes;
 		out->mb_packets += v[c].mb_packets;
+		out->frames += v[c].frames;
 	}
 	free(v);
 	return err;

@@ -1062,7 +1062,13 @@ static const char ld_supp[] =
 	"{\n  libbpf-probe-short-attr-attach-type\n  Memcheck:Param\n"
 	"  bpf(attr->expected_attach_type)\n  fun:syscall\n  obj:*libbpf.so*\n}\n"
 	"{\n  libbpf-netlink-extack\n  Memcheck:Cond\n  obj:*libbpf.so*\n"
-	"  obj:*libbpf.so*\n  obj:*libbpf.so*\n  fun:bpf_xdp_attach\n}\n";
+	"  obj:*libbpf.so*\n  obj:*libbpf.so*\n  fun:bpf_xdp_attach\n}\n"
+	/* A weak kfunc the kernel lacks (bpf_xdp_gso_state()): libbpf looks
+	 * for it in the modules' BTF too, with BPF_BTF_GET_NEXT_ID, whose
+	 * next_id valgrind does not know the kernel wrote.
+	 */
+	"{\n  libbpf-module-btf-next-id\n  Memcheck:Cond\n  obj:*libbpf.so*\n"
+	"  obj:*libbpf.so*\n  fun:bpf_object__load\n}\n";
 
 /* Under valgrind the CLI's line comes with valgrind's warnings about bpf()
  * commands it does not know; the error line must still be there, whole.

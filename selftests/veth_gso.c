@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -27,6 +28,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
@@ -134,12 +136,15 @@ static uint64_t max_of(struct xdp_gso_test_bpf *s, int slot)
 	return max;
 }
 
+/* Frames the program gave this verdict: frames, not packets, which count
+ * a superframe as its gso_segs where the kernel has bpf_xdp_gso_state().
+ */
 static uint64_t verdicts(struct xdp_gso_test_bpf *s, int action)
 {
 	struct xdplab_datarec r = {};
 
 	stats_sum(s->maps.xdp_stats, action, &r);
-	return r.packets;
+	return r.frames;
 }
 
 /* --- what the kernel says -------------------------------------------------- */
@@ -629,6 +634,87 @@ out:
 }
 
 
+/* v5: bpf_xdp_gso_state(), the series' kfunc that tells a program what a
+ * superframe stands for. Is it in the kernel's BTF?
+ */
+static bool have_gso_state(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ret = btf && btf__find_by_name_kind(btf, "bpf_xdp_gso_state", BTF_KIND_FUNC) > 0;
+
+	btf__free(btf);
+	return ret;
+}
+
+/* v5: an opted-in xdplab program (`xdplab pass`, xdp_pass_frags with
+ * BPF_F_XDP_GSO) counts a superframe as its gso_segs packets. A TCP stream
+ * veth0 -> veth1: the program's packets must exceed its frames (it got
+ * superframes), and match the segments the sender's TCP sent (TcpOutSegs,
+ * which adds tcp_skb_pcount() per skb, retransmissions included) within
+ * 2% + 20 for the few ARP/ND frames and pure ACKs of the handshake; and be
+ * at least the stream's bytes over the MSS. `xdplab status` says so.
+ */
+static void count_segs(void)
+{
+	struct stream st = { .total = STREAM_LEN / 4 };
+	long long pkts, frames, segs0, segs1, tol;
+	static char out[16384];
+	struct veth_pair vp;
+	struct cli_bg bg;
+	int mss = 1500 - 40 - 12;	/* IPv4, TCP with timestamps */
+	bool kfunc = have_gso_state();
+	const char *counts = kfunc ? "\"counts\":\"segments\"" : "\"counts\":\"frames\"";
+
+	/* Without the kfunc (v4) the stream still runs: the skip says what
+	 * the program counted there.
+	 */
+	if (!have_series())
+		return;
+	if (!ASSERT_OK(veth_pair_add(&vp, "gsosegs", NET_ID + 33, 0), "veth pair"))
+		return;
+	snprintf(out, sizeof(out), "pass %s --json -q", vp.ifname[1]);
+	if (!cli_attach(&bg, vp.ns[1], vp.ifname[1], out))
+		goto out;
+	sh_out(text, sizeof(text), "ip netns exec %s build/xdplab status %s --json",
+	       vp.ns[1], vp.ifname[1]);
+	ASSERT_STRSTR(text, "\"gso_opt_in\":true", "status: opted in");
+	ASSERT_STRSTR(text, counts, "status: what packets count");
+	st.cns = vp.ns[0];
+	st.sns = vp.ns[1];
+	st.sip = vp.ip4[1];
+	segs0 = snmp(vp.ns[0], "Tcp", "OutSegs");
+	if (!stream_ok(&st)) {
+		cli_stop(&bg, SIGKILL, 10, out, sizeof(out));
+		goto out;
+	}
+	segs1 = snmp(vp.ns[0], "Tcp", "OutSegs");
+	if (!ASSERT_EQ(cli_stop(&bg, SIGINT, 10, out, sizeof(out)), 0, "xdplab exit status")) {
+		printf("%s", out);
+		goto out;
+	}
+	pkts = json_num(out, "\"summary\"", "rx_packets");
+	frames = json_num(out, "\"summary\"", "rx_frames");
+	tol = (segs1 - segs0) / 50 + 20;
+	if (test__verbose())
+		printf("  program: %lld packets in %lld frames; sender TcpOutSegs %lld; "
+		       "%zu bytes / MSS %d = %zu\n", pkts, frames, segs1 - segs0,
+		       st.total, mss, st.total / mss);
+	ASSERT_STRSTR(out, counts, "summary: what packets count");
+	if (!kfunc) {
+		test__skip("kernel without bpf_xdp_gso_state() (stock, or v1-v4 of the series): "
+			   "the program counted %lld packets in %lld frames for the sender's "
+			   "%lld TCP segments", pkts, frames, segs1 - segs0);
+		goto out;
+	}
+	ASSERT_GT(pkts, frames, "packets (segments) beyond frames: superframes counted");
+	ASSERT_GE(pkts, (long long)(st.total / mss), "packets at least bytes / MSS");
+	ASSERT_LE(pkts, segs1 - segs0 + tol, "packets at most the sender's segments + 2% + 20");
+	ASSERT_GE(pkts, segs1 - segs0 - tol, "packets at least the sender's segments - 2% - 20");
+out:
+	veth_pair_del(&vp);
+}
+
+
 /* The program itself, run with BPF_PROG_TEST_RUN on a 9000-byte TCP frame:
  * needs no series, checks what the live tests rely on.
  */
@@ -759,6 +845,8 @@ feat_out:
 
 	if (test__start_subtest("opt_in") && have_series())
 		opt_in();
+	if (test__start_subtest("count_segs"))
+		count_segs();
 	if (test__start_subtest("pass_mtu1500"))
 		pass_stream("gso15", NET_ID + 1, 1500, 0, false);
 	if (test__start_subtest("pass_mtu8000"))
