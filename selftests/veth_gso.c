@@ -672,6 +672,19 @@ static void count_segs(void)
 		return;
 	if (!ASSERT_OK(veth_pair_add(&vp, "gsosegs", NET_ID + 33, 0), "veth pair"))
 		return;
+	/* Generic XDP gives a frags program superframes without their GSO
+	 * state (the kfunc is veth's): there a packet is a frame, and status
+	 * says so.
+	 */
+	snprintf(out, sizeof(out), "pass %s --mode skb --frags --json -q", vp.ifname[1]);
+	if (!cli_attach(&bg, vp.ns[1], vp.ifname[1], out))
+		goto out;
+	sh_out(text, sizeof(text), "ip netns exec %s build/xdplab status %s --json",
+	       vp.ns[1], vp.ifname[1]);
+	ASSERT_STRSTR(text, "\"counts\":\"frames\"", "status in skb mode: packets are frames");
+	if (!ASSERT_EQ(cli_stop(&bg, SIGINT, 10, out, sizeof(out)), 0, "xdplab exit status (skb)"))
+		goto out;
+	ASSERT_STRSTR(out, "\"counts\":\"frames\"", "summary in skb mode: packets are frames");
 	snprintf(out, sizeof(out), "pass %s --json -q", vp.ifname[1]);
 	if (!cli_attach(&bg, vp.ns[1], vp.ifname[1], out))
 		goto out;
