@@ -646,6 +646,21 @@ static bool have_gso_state(void)
 	return ret;
 }
 
+/* `xdplab pass <veth1> <opts> --json -q` in the background on vp's second
+ * end, then its `xdplab status --json` in text.
+ */
+static bool attach_status(struct cli_bg *bg, const struct veth_pair *vp, const char *opts)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "pass %s %s --json -q", vp->ifname[1], opts);
+	if (!cli_attach(bg, vp->ns[1], vp->ifname[1], args))
+		return false;
+	sh_out(text, sizeof(text), "ip netns exec %s build/xdplab status %s --json",
+	       vp->ns[1], vp->ifname[1]);
+	return true;
+}
+
 /* v5: an opted-in xdplab program (`xdplab pass`, xdp_pass_frags with
  * BPF_F_XDP_GSO) counts a superframe as its gso_segs packets. A TCP stream
  * veth0 -> veth1: the program's packets must exceed its frames (it got
@@ -676,20 +691,14 @@ static void count_segs(void)
 	 * state (the kfunc is veth's): there a packet is a frame, and status
 	 * says so.
 	 */
-	snprintf(out, sizeof(out), "pass %s --mode skb --frags --json -q", vp.ifname[1]);
-	if (!cli_attach(&bg, vp.ns[1], vp.ifname[1], out))
+	if (!attach_status(&bg, &vp, "--mode skb --frags"))
 		goto out;
-	sh_out(text, sizeof(text), "ip netns exec %s build/xdplab status %s --json",
-	       vp.ns[1], vp.ifname[1]);
 	ASSERT_STRSTR(text, "\"counts\":\"frames\"", "status in skb mode: packets are frames");
 	if (!ASSERT_EQ(cli_stop(&bg, SIGINT, 10, out, sizeof(out)), 0, "xdplab exit status (skb)"))
 		goto out;
 	ASSERT_STRSTR(out, "\"counts\":\"frames\"", "summary in skb mode: packets are frames");
-	snprintf(out, sizeof(out), "pass %s --json -q", vp.ifname[1]);
-	if (!cli_attach(&bg, vp.ns[1], vp.ifname[1], out))
+	if (!attach_status(&bg, &vp, ""))
 		goto out;
-	sh_out(text, sizeof(text), "ip netns exec %s build/xdplab status %s --json",
-	       vp.ns[1], vp.ifname[1]);
 	ASSERT_STRSTR(text, "\"gso_opt_in\":true", "status: opted in");
 	ASSERT_STRSTR(text, counts, "status: what packets count");
 	st.cns = vp.ns[0];
