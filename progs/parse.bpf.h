@@ -193,13 +193,15 @@ extern int bpf_xdp_gso_state(const struct xdp_md *ctx, __u32 *gso_size,
 
 /* How many packets the frame stands for: a GSO superframe (only a program
  * loaded with BPF_F_XDP_GSO gets one) its gso_segs, any other frame 1; 1
- * also where the kernel cannot say (no bpf_xdp_gso_state()).
+ * also where the kernel cannot say (no bpf_xdp_gso_state()). Only a
+ * program the loader opted in asks: cfg is in .rodata, so every other
+ * program loses the call at verification and pays nothing per frame.
  */
 static __always_inline __u32 xdplab_gso_segs(struct xdp_md *ctx)
 {
 	__u32 size = 0, segs = 0, type = 0;	/* the verifier checks reads too */
 
-	if (bpf_ksym_exists(bpf_xdp_gso_state) &&
+	if (cfg.gso_opt_in && bpf_ksym_exists(bpf_xdp_gso_state) &&
 	    !bpf_xdp_gso_state(ctx, &size, &segs, &type) && segs)
 		return segs;
 	return 1;

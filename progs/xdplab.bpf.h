@@ -10,6 +10,10 @@
 #include <bpf/bpf_endian.h>
 #include <xdp/xdp_helpers.h>
 #include "xdplab.h"
+
+/* Before the parser, which reads cfg.gso_opt_in. */
+const volatile struct xdplab_cfg cfg = {};
+
 #include "parse.bpf.h"
 
 /*
@@ -47,8 +51,6 @@
 	{ return body(ctx, true); }					\
 	XDPLAB_RUN_CONFIG(name);					\
 	XDPLAB_RUN_CONFIG(name##_frags)
-
-const volatile struct xdplab_cfg cfg = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

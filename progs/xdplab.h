@@ -57,10 +57,11 @@ struct xdplab_cfg {
 	__u32 count_proto;	/* parse every frame: count its L4 protocol in
 				 * xdp_proto, and malformed frames, even
 				 * without a filter (costs a second lookup) */
-	__u32 gso_opt_in;	/* not read by the program: the loader notes
-				 * here that it loaded it with BPF_F_XDP_GSO,
-				 * which bpf_prog_info does not report, so that
-				 * `xdplab status` can read it back */
+	__u32 gso_opt_in;	/* the loader loaded it with BPF_F_XDP_GSO:
+				 * only then can a frame be a superframe, so
+				 * only then does the program ask its GSO
+				 * state; and `xdplab status` reads it back,
+				 * as bpf_prog_info does not report the flag */
 	__u32 count_segs;	/* not read by the program either: the loader
 				 * notes that the kernel has bpf_xdp_gso_state(),
 				 * so a frags program counts packets, not

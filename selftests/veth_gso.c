@@ -84,6 +84,8 @@ static struct xdp_gso_test_bpf *prog_open(const struct gso_test_cfg *cfg, enum p
 	bpf_program__set_autoload(kind == PROG_PLAIN ? fp : s->progs.xdp_gso_test, false);
 	if (kind == PROG_GSO) {
 		bpf_program__set_flags(fp, bpf_program__flags(fp) | BPF_F_XDP_GSO);
+		/* as the CLI does: an opted-in program counts segments */
+		s->rodata->cfg.gso_opt_in = 1;
 		if (!xdp_gso_test_bpf__load(s))
 			return s;
 		/* EINVAL: a kernel without the flag */
