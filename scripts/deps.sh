@@ -26,8 +26,13 @@ vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
 # libc6-dev-arm64-cross: the cross compiler's own libc headers. apt here
 # installs no recommends, so gcc-aarch64-linux-gnu comes without them and
 # `make arm64` stops at the first #include <errno.h> (bits/wordsize.h).
+# The rest builds the board's patched qemu-system-aarch64 from Debian's
+# source (vmtest/qemu-gem.sh): dpkg-source, meson/ninja and the libraries
+# of a TCG-only build with FDT, virtio-9p and plugins.
 vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
-          qemu-system-arm cpio)
+          qemu-system-arm cpio
+          dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev
+          libcap-ng-dev libattr1-dev)
 kselftest=(iptables nftables tcpdump iputils-arping socat)
 bench=(gnuplot-nox)
 

@@ -24,7 +24,9 @@
 #   The GEM board (arm64) only: VMTEST_GEM_FILES (a directory copied into
 #   the guest's initramfs at the same path: the board's root is not the
 #   host's), VMTEST_GEM_TESTER (a host build of the kernel's xdp_features:
-#   serve it as the tester on the tap, vmtest/gem-tester.sh).
+#   serve it as the tester on the tap, vmtest/gem-tester.sh),
+#   VMTEST_GEM_QEMU (patched, the default: Debian's QEMU with
+#   vmtest/qemu/*.patch; system: Debian's binary as it is; or a path).
 #
 # The console log is kept in <cache>/runs/<time>-<pid>/console.log;
 # <cache>/runs/latest points at the newest run.
@@ -100,7 +102,9 @@ x86_64)
 arm64)
 	# The emulated Cadence GEM board. Its CPUs are fixed (two A72; QEMU
 	# counts the two R5s too, hence at least 4); virtio is virtio-mmio.
-	qemu=qemu-system-aarch64
+	# Debian's source with the GEM model's RX fix (vmtest/qemu-gem.sh):
+	# built on first use, cached.
+	qemu=$("$VMTEST_DIR/qemu-gem.sh")
 	machine=(-M xlnx-versal-virt)
 	console=ttyAMA0
 	extra=""
