@@ -578,13 +578,13 @@ struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_object *o
 			    xdplab_kernel_has_xdp_gso();
 	if (o->cfg.gso_opt_in)
 		bpf_program__set_flags(frags, bpf_program__flags(frags) | BPF_F_XDP_GSO);
-	/* What the frags program will do with the kfunc there (the program
-	 * asks the kernel itself: bpf_ksym_exists()); noted for status.
-	 * Generic XDP hands superframes to frags programs too but does not
-	 * say so (the kfunc returns -ENODATA there): in skb mode a packet is
-	 * a frame.
+	/* What the program will do with the kfunc (it asks only when opted
+	 * in, and only where the kernel has it: bpf_ksym_exists()); noted
+	 * for status. Generic XDP hands superframes to frags programs too
+	 * but does not say so (the kfunc returns -ENODATA there): in skb
+	 * mode a packet is a frame.
 	 */
-	o->cfg.count_segs = o->frags == FRAGS_ON && !(o->xdp_flags & XDP_FLAGS_SKB_MODE) &&
+	o->cfg.count_segs = o->cfg.gso_opt_in && !(o->xdp_flags & XDP_FLAGS_SKB_MODE) &&
 			    xdplab_kernel_has_gso_state();
 	return o->frags == FRAGS_ON ? frags : linear;
 }

@@ -699,6 +699,15 @@ static void count_segs(void)
 	if (!ASSERT_EQ(cli_stop(&bg, SIGINT, 10, out, sizeof(out)), 0, "xdplab exit status (skb)"))
 		goto out;
 	ASSERT_STRSTR(out, "\"counts\":\"frames\"", "summary in skb mode: packets are frames");
+	/* Not opted in, no frame is a superframe: the program does not ask
+	 * (the call is gone from it), and status says packets are frames.
+	 */
+	if (!attach_status(&bg, &vp, "--no-gso"))
+		goto out;
+	ASSERT_STRSTR(text, "\"gso_opt_in\":false", "status with --no-gso: not opted in");
+	ASSERT_STRSTR(text, "\"counts\":\"frames\"", "status with --no-gso: packets are frames");
+	if (!ASSERT_EQ(cli_stop(&bg, SIGINT, 10, out, sizeof(out)), 0, "xdplab exit status (--no-gso)"))
+		goto out;
 	if (!attach_status(&bg, &vp, ""))
 		goto out;
 	ASSERT_STRSTR(text, "\"gso_opt_in\":true", "status: opted in");
