@@ -15,9 +15,9 @@
 #
 # The build: apt-get source of the installed qemu-system-arm's version (or
 # the newest the mirror has), configured for aarch64-softmmu with what the
-# board uses (TCG, FDT, virtio-9p, plugins), -j$(nproc). About 12 minutes
+# board uses (TCG, FDT, virtio-9p, plugins), -j$(nproc). About 6 minutes
 # on 2 cores, once: <cache>/qemu-<key>/, keyed by the source version, the
-# patches and this script.
+# patches and the configure options.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -39,7 +39,10 @@ patches=("$VMTEST_DIR"/qemu/*.patch)
 # patched QEMU differs from it by the patches only.
 version=$(dpkg-query -W -f='${source:Version}' qemu-system-arm 2>/dev/null) ||
 	die "qemu-system-arm is not installed" "run 'scripts/deps.sh vm-arm64'"
-key=$({ echo "$version"; cat "${patches[@]}" "$0"; } | hash_stream | cut -c1-8)
+config=(--target-list=aarch64-softmmu --without-default-features
+	--enable-tcg --enable-fdt=system --enable-virtfs --enable-attr --enable-cap-ng
+	--enable-plugins --disable-docs --disable-user --disable-tools --disable-werror)
+key=$({ echo "$version" "${config[*]}"; cat "${patches[@]}"; } | hash_stream | cut -c1-8)
 dir=$cache/qemu-$key
 bin=$dir/build/qemu-system-aarch64
 if [ -x "$bin" ]; then
@@ -56,9 +59,8 @@ build() {
 	# cache so that the host's apt configuration is left as it was.
 	lists=$dir/apt/lists sources=$dir/apt/sources.list
 	mkdir -p "$lists/partial"
-	{
-		grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | sed 's/^deb /deb-src /'
-	} >"$sources"
+	{ grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list || true; } |
+		sed 's/^deb /deb-src /' >"$sources"
 	local f
 	for f in /etc/apt/sources.list.d/*.sources; do
 		[ -f "$f" ] || continue
@@ -66,7 +68,7 @@ build() {
 	done
 	local apt=(apt-get -q -o "Dir::Etc::sourcelist=$sources" -o "Dir::Etc::sourceparts=$dir/apt"
 		-o "Dir::State::Lists=$lists" -o APT::Sandbox::User=root)
-	log "building a patched qemu-system-aarch64 for the GEM board (once, about 12 min): $dir"
+	log "building a patched qemu-system-aarch64 for the GEM board (once, about 6 min): $dir"
 	"${apt[@]}" update >"$dir/apt.log" 2>&1 ||
 		die "apt-get update of Debian's source lists failed ($dir/apt.log)" "check the network, or set VMTEST_GEM_QEMU=system"
 	(cd "$dir" && { "${apt[@]}" source --download-only "qemu=${version#*:}" ||
@@ -82,10 +84,7 @@ build() {
 				"refresh the patch against that version, or set VMTEST_GEM_QEMU=system"
 	done
 	mkdir -p "$dir/build"
-	(cd "$dir/build" && "$src/configure" --target-list=aarch64-softmmu --without-default-features \
-		--enable-tcg --enable-fdt=system --enable-virtfs --enable-attr --enable-cap-ng \
-		--enable-plugins --disable-docs --disable-user --disable-tools --disable-werror) \
-		>"$dir/build.log" 2>&1 || die "configuring QEMU failed ($dir/build.log)" "run 'scripts/deps.sh vm-arm64'"
+	(cd "$dir/build" && "$src/configure" "${config[@]}") >"$dir/build.log" 2>&1 || die "configuring QEMU failed ($dir/build.log)" "run 'scripts/deps.sh vm-arm64'"
 	ninja -C "$dir/build" -j"$(nproc)" qemu-system-aarch64 >>"$dir/build.log" 2>&1 ||
 		die "building QEMU failed ($dir/build.log)" "run 'scripts/deps.sh vm-arm64'"
 	# Only the binary and what it loads at run time are needed again.
