@@ -19,6 +19,8 @@
 #   KERNEL_SRC=<tree>  PATCHDIR=<dir>  XDPLAB_CACHE=<dir>  VMTEST_TIMEOUT=<s>
 #   VMTEST_MEM=<MiB>  VMTEST_SMP=<n>  XDPLAB_KVM=auto|0|1  VMTEST_VERBOSE=1  V=1
 #   VMTEST_SEED=0                    a new flavour's first build starts cold
+#   VMTEST_GEM_QEMU=patched|system|<path>  the board's QEMU (default: Debian's
+#                                    rebuilt with vmtest/qemu/*.patch, once)
 #
 # Variables given on the command line reach the scripts through the
 # environment; ARCH is handed over explicitly because the Makefile sets it.
