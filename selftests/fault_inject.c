@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/utsname.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -138,6 +139,28 @@ bool fault_function_injectable(const char *func)
 		found = !strncmp(line, func, n) && (line[n] == '\t' || line[n] == ' ');
 	fclose(f);
 	return found;
+}
+
+/*
+ * fail_function hooks its function with a kprobe, which on x86 runs from
+ * the int3 handler: lockdep counts that as NMI context. 6.12's
+ * should_fail_ex() then calls get_random_u32_below(), which takes the
+ * per-CPU entropy batch's local lock that failslab's process-context
+ * calls take too, and lockdep reports "inconsistent {INITIAL USE} ->
+ * {IN-NMI} usage" of batched_entropy_u8.lock on the first hit and turns
+ * itself off for the rest of the boot. The report is the injector's, not
+ * the code under test's, so a DEBUG=1 FAULT=1 guest leaves fail_function
+ * out rather than fail on it and lose lockdep.
+ */
+const char *fault_function_self_report(void)
+{
+	struct utsname u;
+
+	if (access("/proc/lockdep", F_OK) || uname(&u) || strcmp(u.machine, "x86_64"))
+		return NULL;
+	return "lockdep is on and this is x86_64: fail_function's int3 kprobe draws "
+	       "should_fail_ex()'s random number in NMI context, which lockdep reports "
+	       "(batched_entropy_u8.lock, {IN-NMI}) and then switches itself off";
 }
 
 static void unlink_armed(struct fault *f)

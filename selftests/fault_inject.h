@@ -74,6 +74,10 @@ struct fault {
 const char *fault_unavailable(enum fault_kind kind);
 /* Is func listed in /sys/kernel/debug/fail_function/injectable? */
 bool fault_function_injectable(const char *func);
+/* NULL if fail_function can be armed here without a kernel report of its
+ * own, or why not, in one line (x86 with lockdep: see fault_inject.c).
+ */
+const char *fault_function_self_report(void);
 /* Arms cfg. Returns 0, or -1 with errno (and nothing left armed). */
 int fault_arm(struct fault *f, const struct fault_cfg *cfg);
 /* Disarms (safe on a fault never armed); returns the failures injected

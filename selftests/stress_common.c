@@ -230,6 +230,7 @@ const char *storm_faults_unavailable(void)
 bool storm_faults_on(struct storm_faults *sf, const struct fault_cfg *base)
 {
 	struct fault_cfg c = *base;
+	const char *why;
 
 	memset(sf, 0, sizeof(*sf));
 	c.kind = FAULT_SLAB;
@@ -240,7 +241,10 @@ bool storm_faults_on(struct storm_faults *sf, const struct fault_cfg *base)
 		fault_disarm(&sf->slab);
 		return false;
 	}
-	if (fault_function_injectable(PP_REFILL_FUNC)) {
+	why = fault_function_self_report();
+	if (why) {
+		printf("    fail_function left out: %s\n", why);
+	} else if (fault_function_injectable(PP_REFILL_FUNC)) {
 		c.kind = FAULT_FUNCTION;
 		c.func = PP_REFILL_FUNC;
 		c.retval = 0;
