@@ -62,10 +62,11 @@ struct xdplab_cfg {
 				 * only then does the program ask its GSO
 				 * state; and `xdplab status` reads it back,
 				 * as bpf_prog_info does not report the flag */
-	__u32 count_segs;	/* not read by the program either: the loader
-				 * notes that the kernel has bpf_xdp_gso_state(),
-				 * so a frags program counts packets, not
-				 * frames (struct xdplab_datarec) */
+	__u32 count_segs;	/* not read by the program: the loader notes
+				 * that the program is opted in (gso_opt_in),
+				 * native, and the kernel has bpf_xdp_gso_state(),
+				 * so it counts packets, not frames
+				 * (struct xdplab_datarec) */
 };
 
 #define XDPLAB_MAX_RXQ 64
