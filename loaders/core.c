@@ -437,9 +437,13 @@ bool xdplab_kernel_has_xdp_gso(void)
 
 /* The series' kfunc that tells a program a superframe's gso_segs (progs/
  * parse.bpf.h, xdplab_gso_segs()): a function in the kernel's BTF. libbpf
- * resolves the programs' weak reference the same way.
+ * resolves the programs' weak reference the same way. Where it is, does
+ * it answer in generic XDP too (v6 of the series, which also names its
+ * gso_type bits: enum xdp_gso_type)? v5's answered on veth only.
  */
-bool xdplab_kernel_has_gso_state(void)
+enum { GSO_STATE_NONE, GSO_STATE_NATIVE, GSO_STATE_NATIVE_AND_SKB };
+
+static int kernel_gso_state(void)
 {
 	static int cached = -1;
 	struct btf *btf;
@@ -447,9 +451,17 @@ bool xdplab_kernel_has_gso_state(void)
 	if (cached >= 0)
 		return cached;
 	btf = btf__load_vmlinux_btf();
-	cached = btf && btf__find_by_name_kind(btf, "bpf_xdp_gso_state", BTF_KIND_FUNC) > 0;
+	cached = !btf || btf__find_by_name_kind(btf, "bpf_xdp_gso_state", BTF_KIND_FUNC) <= 0 ?
+		 GSO_STATE_NONE :
+		 btf__find_by_name_kind(btf, "xdp_gso_type", BTF_KIND_ENUM) > 0 ?
+		 GSO_STATE_NATIVE_AND_SKB : GSO_STATE_NATIVE;
 	btf__free(btf);
 	return cached;
+}
+
+bool xdplab_kernel_has_gso_state(void)
+{
+	return kernel_gso_state() != GSO_STATE_NONE;
 }
 
 static void prog_describe(__u32 id, char *buf, size_t len)
@@ -580,12 +592,12 @@ struct bpf_program *xdplab_pick_prog(struct xdplab_opts *o, struct bpf_object *o
 		bpf_program__set_flags(frags, bpf_program__flags(frags) | BPF_F_XDP_GSO);
 	/* What the program will do with the kfunc (it asks only when opted
 	 * in, and only where the kernel has it: bpf_ksym_exists()); noted
-	 * for status. Generic XDP hands superframes to frags programs too
-	 * but does not say so (the kfunc returns -ENODATA there): in skb
-	 * mode a packet is a frame.
+	 * for status. Generic XDP hands superframes to frags programs too;
+	 * where the kfunc does not answer there (v5), a packet is a frame.
 	 */
-	o->cfg.count_segs = o->cfg.gso_opt_in && !(o->xdp_flags & XDP_FLAGS_SKB_MODE) &&
-			    xdplab_kernel_has_gso_state();
+	o->cfg.count_segs = o->cfg.gso_opt_in &&
+			    kernel_gso_state() >= (o->xdp_flags & XDP_FLAGS_SKB_MODE ?
+						   GSO_STATE_NATIVE_AND_SKB : GSO_STATE_NATIVE);
 	return o->frags == FRAGS_ON ? frags : linear;
 }
 

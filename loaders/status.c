@@ -23,7 +23,9 @@ static const struct xdplab_cmd_desc desc = {
 	       "IP/L4 headers. Takes GSO superframes: it was loaded with BPF_F_XDP_GSO\n"
 	       "(kernels with the veth GSO series; xdplab asks unless --no-gso).\n"
 	       "Counts: \"segments\" when a frags program counts a superframe as its\n"
-	       "gso_segs packets (the kernel has bpf_xdp_gso_state()), else \"frames\".\n"
+	       "gso_segs packets (it took superframes and the kernel has\n"
+	       "bpf_xdp_gso_state(); in skb mode only from v6 of the series), else\n"
+	       "\"frames\".\n"
 	       "Examples:\n"
 	       "  xdplab status\n"
 	       "  ip netns exec ns1 xdplab status veth1 --json",

@@ -191,20 +191,26 @@ extern int bpf_xdp_gso_state(const struct xdp_md *ctx, __u32 *gso_size,
 #define bpf_ksym_exists(sym) (!!(sym))
 #endif
 
-/* How many packets the frame stands for: a GSO superframe (only a program
- * loaded with BPF_F_XDP_GSO gets one) its gso_segs, any other frame 1; 1
- * also where the kernel cannot say (no bpf_xdp_gso_state()). Only a
- * program the loader opted in asks: cfg is in .rodata, so every other
- * program loses the call at verification and pays nothing per frame.
+/* How many packets the frame of len bytes stands for: a GSO superframe
+ * (generic XDP gives them to frags programs, veth to those loaded with
+ * BPF_F_XDP_GSO) its gso_segs, any other frame 1; 1 also where the kernel
+ * cannot say (no bpf_xdp_gso_state()). A superframe from an untrusted
+ * sender (a virtio_net_hdr's, seen in generic XDP) may come with gso_segs
+ * 0: then len / gso_size, rounded up, which counts the headers as payload
+ * and so one packet too many at most. Only a program the loader opted in
+ * asks: cfg is in .rodata, so every other program loses the call at
+ * verification and pays nothing per frame.
  */
-static __always_inline __u32 xdplab_gso_segs(struct xdp_md *ctx)
+static __always_inline __u32 xdplab_gso_segs(struct xdp_md *ctx, __u64 len)
 {
 	__u32 size = 0, segs = 0, type = 0;	/* the verifier checks reads too */
 
-	if (cfg.gso_opt_in && bpf_ksym_exists(bpf_xdp_gso_state) &&
-	    !bpf_xdp_gso_state(ctx, &size, &segs, &type) && segs)
-		return segs;
-	return 1;
+	if (!cfg.gso_opt_in || !bpf_ksym_exists(bpf_xdp_gso_state) ||
+	    bpf_xdp_gso_state(ctx, &size, &segs, &type) || !size)
+		return 1;
+	if (!segs)
+		segs = (len + size - 1) / size;
+	return segs ?: 1;
 }
 
 static __always_inline void xdplab_pkt_init(struct xdp_md *ctx, struct xdplab_pkt *p, bool frags)
@@ -219,7 +225,7 @@ static __always_inline void xdplab_pkt_init(struct xdp_md *ctx, struct xdplab_pk
 	}
 	p->len = bpf_xdp_get_buff_len(ctx);
 	p->multibuf = p->len > linear;
-	p->segs = xdplab_gso_segs(ctx);
+	p->segs = xdplab_gso_segs(ctx, p->len);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/ethtool.h>
+#include <linux/if_link.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -38,6 +39,8 @@
 #include "prog_test_run.h"
 #include "stress.h"
 #include "test.h"
+#include "xdp_gso_state.h"
+#include "xdp_gso_state.skel.h"
 #include "xdp_gso_test.h"
 #include "xdp_gso_test.skel.h"
 
@@ -651,6 +654,8 @@ static bool have_gso_state(void)
 /* `xdplab pass <veth1> <opts> --json -q` in the background on vp's second
  * end, then its `xdplab status --json` in text.
  */
+static int gso_type_bit(const char *name);
+
 static bool attach_status(struct cli_bg *bg, const struct veth_pair *vp, const char *opts)
 {
 	char args[256];
@@ -681,6 +686,8 @@ static void count_segs(void)
 	int mss = 1500 - 40 - 12;	/* IPv4, TCP with timestamps */
 	bool kfunc = have_gso_state();
 	const char *counts = kfunc ? "\"counts\":\"segments\"" : "\"counts\":\"frames\"";
+	const char *skb_counts = gso_type_bit("XDP_GSO_TCPV4") >= 0 ?
+				 "\"counts\":\"segments\"" : "\"counts\":\"frames\"";
 
 	/* Without the kfunc (v4) the stream still runs: the skip says what
 	 * the program counted there.
@@ -689,16 +696,16 @@ static void count_segs(void)
 		return;
 	if (!ASSERT_OK(veth_pair_add(&vp, "gsosegs", NET_ID + 33, 0), "veth pair"))
 		return;
-	/* Generic XDP gives a frags program superframes without their GSO
-	 * state (the kfunc is veth's): there a packet is a frame, and status
-	 * says so.
+	/* Generic XDP gives a frags program superframes; v6's kfunc gives
+	 * their state there too (gso_state_generic checks the values), v5's
+	 * did not: there a packet is a frame, and status must say so.
 	 */
 	if (!attach_status(&bg, &vp, "--mode skb --frags"))
 		goto out;
-	ASSERT_STRSTR(text, "\"counts\":\"frames\"", "status in skb mode: packets are frames");
+	ASSERT_STRSTR(text, skb_counts, "status in skb mode: what packets count");
 	if (!ASSERT_EQ(cli_stop(&bg, SIGINT, 10, out, sizeof(out)), 0, "xdplab exit status (skb)"))
 		goto out;
-	ASSERT_STRSTR(out, "\"counts\":\"frames\"", "summary in skb mode: packets are frames");
+	ASSERT_STRSTR(out, skb_counts, "summary in skb mode: what packets count");
 	/* Not opted in, no frame is a superframe: the program does not ask
 	 * (the call is gone from it), and status says packets are frames.
 	 */
@@ -747,6 +754,229 @@ out:
 	veth_pair_del(&vp);
 }
 
+
+/* --- bpf_xdp_gso_state()'s values (v6: review-v5 DESIGN 1, 2, 5) --------- */
+
+static int udp_send(const char *ns, const char *ip, size_t len, int gso, int count);
+
+/* The bit of enum xdp_gso_type `name` in the kernel's BTF (v6 of the
+ * series: the kfunc's own encoding), or -1.
+ */
+static int gso_type_bit(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id, bit = -1;
+
+	id = btf ? btf__find_by_name_kind(btf, "xdp_gso_type", BTF_KIND_ENUM) : -1;
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++, e++)
+			if (!strcmp(btf__name_by_offset(btf, e->name_off), name) &&
+			    e->val > 0 && !(e->val & (e->val - 1)))
+				bit = __builtin_ctz(e->val);
+	}
+	btf__free(btf);
+	return bit;
+}
+
+/* The per-CPU records summed: counts added, gso_size's min and max kept. */
+static void gso_state_read(struct xdp_gso_state_bpf *s, struct gso_state_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct gso_state_stats *v = calloc(ncpu, sizeof(*v));
+	uint32_t key = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!v || bpf_map_lookup_elem(bpf_map__fd(s->maps.gso_state), &key, v)) {
+		free(v);
+		return;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		const __u64 *a = (const __u64 *)&v[c];
+		__u64 *t = (__u64 *)sum;
+
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+			if (&t[i] == &sum->size_min)
+				t[i] = a[i] && (!t[i] || a[i] < t[i]) ? a[i] : t[i];
+			else if (&t[i] == &sum->size_max)
+				t[i] = a[i] > t[i] ? a[i] : t[i];
+			else
+				t[i] += a[i];
+	}
+	free(v);
+}
+
+static void gso_state_zero(struct xdp_gso_state_bpf *s)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct gso_state_stats *v = calloc(ncpu, sizeof(*v));
+	uint32_t key = 0;
+
+	if (v)
+		bpf_map_update_elem(bpf_map__fd(s->maps.gso_state), &key, v, BPF_ANY);
+	free(v);
+}
+
+/* Attaches s's program on the pair's second end, natively with
+ * BPF_F_XDP_GSO (loaded so) or in skb mode.
+ */
+static int gso_state_attach(const struct veth_pair *vp, struct xdp_gso_state_bpf *s, __u32 flags)
+{
+	int saved = netns_enter(vp->ns[1]), err;
+
+	if (saved < 0)
+		return -1;
+	bpf_xdp_detach(vp->ifindex[1], 0, NULL);
+	bpf_xdp_detach(vp->ifindex[1], XDP_FLAGS_SKB_MODE, NULL);
+	err = bpf_xdp_attach(vp->ifindex[1], bpf_program__fd(s->progs.xdp_gso_state), flags, NULL);
+	netns_leave(saved);
+	return err;
+}
+
+enum gso_state_kind { GSO_STATE_TCPV4, GSO_STATE_TCPV6, GSO_STATE_UDP_L4, GSO_STATE_KINDS };
+static const char *const gso_state_names[GSO_STATE_KINDS] = {
+	"XDP_GSO_TCPV4", "XDP_GSO_TCPV6", "XDP_GSO_UDP_L4",
+};
+
+/* What every phase must see: superframes, each of exactly `kind` with
+ * gso_size `mss`, gso_segs that agree with its length, the same answer
+ * after its start moved; frames that are none with -ENODATA and zeros.
+ */
+static void gso_state_expect(struct xdp_gso_state_bpf *s, const char *what,
+			     enum gso_state_kind kind, __u64 mss, const int *bits)
+{
+	struct gso_state_stats st;
+	char name[96];
+
+	gso_state_read(s, &st);
+	if (test__verbose()) {
+		printf("  %s: %llu frames: %llu superframes, gso_size %llu-%llu, gso_segs %llu in all; "
+		       "%llu -ENODATA; type bits", what, st.frames, st.gso, st.size_min, st.size_max,
+		       st.segs_sum, st.nodata);
+		for (int i = 0; i < GSO_STATE_TYPE_BITS; i++)
+			printf(" %llu", st.type_bits[i]);
+		printf("\n");
+	}
+#define CHECK(cmp, a, b, label) do {					\
+		snprintf(name, sizeof(name), "%s: %s", what, label);	\
+		cmp(a, b, name);					\
+	} while (0)
+	CHECK(ASSERT_GT, st.gso, 0, "superframes (the kfunc returned 0)");
+	CHECK(ASSERT_EQ, st.other_ret, 0, "returns other than 0 and -ENODATA");
+	CHECK(ASSERT_EQ, st.nodata_nonzero, 0, "-ENODATA with an output left non-zero");
+	CHECK(ASSERT_EQ, st.size_min, mss, "smallest gso_size is the MSS");
+	CHECK(ASSERT_EQ, st.size_max, mss, "largest gso_size is the MSS");
+	CHECK(ASSERT_EQ, st.segs_zero, 0, "gso_segs 0");
+	CHECK(ASSERT_EQ, st.unparsed, 0, "superframes the program could not parse");
+	CHECK(ASSERT_EQ, st.segs_wrong, 0, "gso_segs other than payload / gso_size");
+	CHECK(ASSERT_GT, st.segs_sum, st.gso, "gso_segs add up to more than the superframes");
+	CHECK(ASSERT_EQ, st.moved_changed, 0, "answers changed by bpf_xdp_adjust_head()");
+	for (int k = 0; k < GSO_STATE_KINDS; k++) {
+		snprintf(name, sizeof(name), "%s: superframes with %s", what, gso_state_names[k]);
+		ASSERT_EQ(st.type_bits[bits[k]], k == (int)kind ? st.gso : 0, name);
+	}
+	for (int i = 0; i < GSO_STATE_TYPE_BITS; i++) {
+		bool named = false;
+
+		for (int k = 0; k < GSO_STATE_KINDS; k++)
+			named |= bits[k] == i;
+		if (named)
+			continue;
+		/* ECN and FIXEDID may come with a TCP stream; nothing here is
+		 * DODGY (bit 5) or of another kind (bit 6)
+		 */
+		if (i == gso_type_bit("XDP_GSO_DODGY") || i == gso_type_bit("XDP_GSO_OTHER")) {
+			snprintf(name, sizeof(name), "%s: superframes with type bit %d", what, i);
+			ASSERT_EQ(st.type_bits[i], 0, name);
+		}
+	}
+#undef CHECK
+}
+
+/* Waits (at most 10 s) until the program has seen n superframes. */
+static void gso_state_wait(struct xdp_gso_state_bpf *s, __u64 n)
+{
+	struct gso_state_stats st;
+	double end = now_secs() + 10;
+
+	do {
+		gso_state_read(s, &st);
+	} while (st.gso < n && now_secs() < end && !usleep(10000));
+}
+
+/* One pair, the program attached natively (opted in) or in skb mode; a
+ * TCP stream over IPv4, one over IPv6 and, natively, UDP GSO datagrams
+ * (veth keeps USO on the peer of an opted-in program): each superframe's
+ * state must be what its sender made. In skb mode the peer keeps TSO (no
+ * native program), and generic XDP gives the program the GSO skbs whole.
+ */
+static void gso_state_values(bool generic)
+{
+	struct stream st = { .total = STREAM_LEN / 4 };
+	struct xdp_gso_state_bpf *s = NULL;
+	int bits[GSO_STATE_KINDS];
+	struct veth_pair vp = {};
+	struct bpf_program *p;
+
+	if (!have_series())
+		return;
+	for (int k = 0; k < GSO_STATE_KINDS; k++) {
+		bits[k] = gso_type_bit(gso_state_names[k]);
+		if (bits[k] < 0) {
+			test__skip("kernel without enum xdp_gso_type (stock, or v1-v5 of the "
+				   "series): no %s in its BTF", gso_state_names[k]);
+			return;
+		}
+	}
+	s = xdp_gso_state_bpf__open();
+	if (!ASSERT_OK_PTR(s, "open xdp_gso_state"))
+		return;
+	p = s->progs.xdp_gso_state;
+	if (!generic)
+		bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_GSO);
+	if (!ASSERT_OK(xdp_gso_state_bpf__load(s), "load xdp_gso_state"))
+		goto out;
+	if (!ASSERT_OK(veth_pair_add(&vp, generic ? "gsostg" : "gsost", NET_ID + (generic ? 35 : 34), 0),
+		       "veth pair"))
+		goto out;
+	if (!ASSERT_OK(gso_state_attach(&vp, s, generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE),
+		       generic ? "attach in skb mode" : "attach natively"))
+		goto out;
+	st.cns = vp.ns[0];
+	st.sns = vp.ns[1];
+
+	st.sip = vp.ip4[1];
+	if (!stream_ok(&st))
+		goto out;
+	gso_state_expect(s, "TCP/IPv4", GSO_STATE_TCPV4, 1500 - 20 - 20 - 12, bits);
+
+	gso_state_zero(s);
+	st.sip = vp.ip6[1];
+	if (!stream_ok(&st))
+		goto out;
+	gso_state_expect(s, "TCP/IPv6", GSO_STATE_TCPV6, 1500 - 40 - 20 - 12, bits);
+
+	if (generic)
+		goto out;
+	/* Datagrams of 20 segments of 1000 bytes, sent with UDP_SEGMENT */
+	gso_state_zero(s);
+	ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 20000, 1000, 8), 8, "UDP GSO datagrams sent");
+	gso_state_wait(s, 8);
+	gso_state_expect(s, "UDP GSO", GSO_STATE_UDP_L4, 1000, bits);
+	{
+		struct gso_state_stats u;
+
+		gso_state_read(s, &u);
+		ASSERT_EQ(u.segs_sum, 20 * u.gso, "UDP GSO: 20 segments a datagram");
+	}
+out:
+	if (vp.ns[0][0])
+		veth_pair_del(&vp);
+	xdp_gso_state_bpf__destroy(s);
+}
 
 /* The program itself, run with BPF_PROG_TEST_RUN on a 9000-byte TCP frame:
  * needs no series, checks what the live tests rely on.
@@ -880,6 +1110,10 @@ feat_out:
 		opt_in();
 	if (test__start_subtest("count_segs"))
 		count_segs();
+	if (test__start_subtest("gso_state_values"))
+		gso_state_values(false);
+	if (test__start_subtest("gso_state_generic"))
+		gso_state_values(true);
 	if (test__start_subtest("pass_mtu1500"))
 		pass_stream("gso15", NET_ID + 1, 1500, 0, false);
 	if (test__start_subtest("pass_mtu8000"))
