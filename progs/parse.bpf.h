@@ -196,8 +196,9 @@ extern int bpf_xdp_gso_state(const struct xdp_md *ctx, __u32 *gso_size,
  * BPF_F_XDP_GSO) its gso_segs, any other frame 1; 1 also where the kernel
  * cannot say (no bpf_xdp_gso_state()). A superframe from an untrusted
  * sender (a virtio_net_hdr's, seen in generic XDP) may come with gso_segs
- * 0: then len / gso_size, rounded up, which counts the headers as payload
- * and so one packet too many at most. Only a program the loader opted in
+ * 0: then len / gso_size, rounded up, which counts the headers as payload:
+ * one packet too many where gso_size is at least the headers' length (an
+ * untrusted gso_size can be smaller). Only a program the loader opted in
  * asks: cfg is in .rodata, so every other program loses the call at
  * verification and pays nothing per frame.
  */
