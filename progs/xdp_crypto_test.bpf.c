@@ -30,8 +30,23 @@
 #define TCP_FLAG_SYN	0x02
 #define TCP_FLAG_ACK	0x10
 
+/* bpf_crypto_ctx_create()'s parameter block (struct bpf_crypto_params in
+ * kernel/bpf/crypto.c), declared here under a name of our own: the arm64
+ * vmlinux.h comes from a kernel without the crypto kfuncs and lacks it.
+ * The kfunc takes it as params__sz bytes of memory, and libbpf matches a
+ * struct argument by kind, not by name.
+ */
+struct xdplab_crypto_params {
+	char type[14];
+	__u8 reserved[2];
+	char algo[128];
+	__u8 key[256];
+	__u32 key_len;
+	__u32 authsize;
+};
+
 extern struct bpf_crypto_ctx *
-bpf_crypto_ctx_create(const struct bpf_crypto_params *params, __u32 params__sz,
+bpf_crypto_ctx_create(const struct xdplab_crypto_params *params, __u32 params__sz,
 		      int *err) __ksym __weak;
 extern void bpf_crypto_ctx_release(struct bpf_crypto_ctx *ctx) __ksym __weak;
 extern int bpf_crypto_encrypt(struct bpf_crypto_ctx *ctx, const struct bpf_dynptr *src,
@@ -77,7 +92,7 @@ __u8 after[CRYPTO_TEST_LEN];
 SEC("syscall")
 int crypto_setup(void *unused)
 {
-	struct bpf_crypto_params params = {
+	struct xdplab_crypto_params params = {
 		.type = "skcipher",
 		.algo = "ecb(aes)",
 		.key_len = CRYPTO_TEST_KEY_LEN,
