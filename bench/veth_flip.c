@@ -99,7 +99,7 @@
 enum { M_RATIO, M_GBPS_NONE, M_GBPS_XDP, M_MB_SHARE, M_PAIR_MIN, M_PAIR_MAX, M_OPT_IN, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
-	[M_RATIO] = { "ratio", "test (XDP) windows' rate ÷ base (no-XDP) windows' rate" },
+	[M_RATIO] = { "ratio", "test ÷ base windows' rate" },
 	[M_GBPS_NONE] = { "gbps_none", "Gbit/s, base windows (no XDP; tx-udp: opted out)" },
 	[M_GBPS_XDP] = { "gbps_xdp", "Gbit/s, test (XDP) windows" },
 	[M_MB_SHARE] = { "mb_share", "% of the program's frames that were multi-buffer" },
