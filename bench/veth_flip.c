@@ -96,7 +96,7 @@
 #define QUICK_PAIRS 2	/* -q: one ABBA cycle, so the quick run stays under 3 min */
 #define SETTLE_SECS 2.0	/* after the stream starts: slow start, autotuning */
 
-enum { M_RATIO, M_GBPS_NONE, M_GBPS_XDP, M_MB_SHARE, M_PAIR_MIN, M_PAIR_MAX, M_OPT_IN, M_NR };
+enum { M_RATIO, M_GBPS_NONE, M_GBPS_XDP, M_MB_SHARE, M_PAIR_MIN, M_PAIR_MAX, M_OPT_IN, M_CSUM_ERR, M_NR };
 
 static const struct metric_def metrics[M_NR] = {
 	[M_RATIO] = { "ratio", "test ÷ base windows' rate" },
@@ -106,6 +106,7 @@ static const struct metric_def metrics[M_NR] = {
 	[M_PAIR_MIN] = { "pair_min", "lowest ratio of one window pair" },
 	[M_PAIR_MAX] = { "pair_max", "highest ratio of one window pair" },
 	[M_OPT_IN] = { "gso_opt_in", "1: the test program was loaded with BPF_F_XDP_GSO" },
+	[M_CSUM_ERR] = { "csum_errors", "TCP segments the receiver dropped for a bad checksum (redirect)" },
 };
 
 static const struct column cols[] = {
@@ -116,6 +117,7 @@ static const struct column cols[] = {
 	{ M_OPT_IN, "opt-in", "%.0f" },
 	{ M_PAIR_MIN, "pair min", "%.2f" },
 	{ M_PAIR_MAX, "pair max", "%.2f" },
+	{ M_CSUM_ERR, "csum errors", "%.0f" },
 };
 
 /* What runs in a window: nothing, an `xdplab` command on veth1, or the
@@ -307,6 +309,42 @@ static double counter_read(const struct counter *c)
 			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 9)
 			return v[c->col];
 	}
+	return NAN;
+}
+
+/* Tcp InCsumErrors of the namespace whose /proc/net/snmp fd is: what its
+ * TCP dropped for a bad checksum (the routed points' receiver, where a
+ * redirected CHECKSUM_PARTIAL frame arrives unfinished on stock).
+ */
+static int snmp_open(const char *ns)
+{
+	int saved = netns_enter(ns), fd;
+
+	if (saved < 0)
+		return -1;
+	fd = open("/proc/thread-self/net/snmp", O_RDONLY | O_CLOEXEC);
+	netns_leave(saved);
+	return fd;
+}
+
+static double tcp_csum_errors(int fd)
+{
+	char buf[8192], *head, *vals, *h, *v, *sh, *sv;
+	ssize_t len = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (len <= 0)
+		return NAN;
+	buf[len] = '\0';
+	head = strstr(buf, "\nTcp: ");
+	vals = head ? strstr(head + 1, "\nTcp: ") : NULL;
+	if (!vals)
+		return NAN;
+	*strchrnul(head + 1, '\n') = '\0';
+	*strchrnul(vals + 1, '\n') = '\0';
+	for (h = strtok_r(head + 6, " ", &sh), v = strtok_r(vals + 6, " ", &sv); h && v;
+	     h = strtok_r(NULL, " ", &sh), v = strtok_r(NULL, " ", &sv))
+		if (!strcmp(h, "InCsumErrors"))
+			return strtod(v, NULL);
 	return NAN;
 }
 
@@ -548,6 +586,8 @@ static void sample(struct scen *s, struct point *p, int round)
 {
 	const struct flip_def *d = &defs[p->knob[K_DEF]];
 	struct counter ctr = { .fd = -1 };
+	int snmp = -1;
+	double csum0 = NAN;
 	char port[16];
 	struct child xdp = { .pid = -1 }, cli = { .pid = -1 }, sink = { .pid = -1 };
 	struct udp_gso_sender udp = { .running = false };
@@ -572,6 +612,8 @@ static void sample(struct scen *s, struct point *p, int round)
 		break;
 	case T_ROUTED:
 		counter_open(&ctr, vp2.ns[1], "veth3", 0);
+		snmp = snmp_open(vp2.ns[1]);
+		csum0 = tcp_csum_errors(snmp);
 		break;
 	case T_ECHO:
 		counter_open(&ctr, ip.vp.ns[0], ip.vp.ifname[0], 0);
@@ -684,6 +726,8 @@ static void sample(struct scen *s, struct point *p, int round)
 		udp_gso_stop(&udp);
 	else
 		child_stop(&cli);
+	if (d->topo == T_ROUTED)
+		point_set(p, round, M_CSUM_ERR, tcp_csum_errors(snmp) - csum0);
 	if (!(bytes[0] > 0 && bytes[1] > 0 && frames > 0)) {
 		point_err(p, "no traffic in a window (base %.0f B, test %.0f B, program saw %.0f)",
 			  bytes[0], bytes[1], frames);
@@ -721,6 +765,8 @@ out:
 	child_close(&xdp);
 	if (ctr.fd >= 0)
 		close(ctr.fd);
+	if (snmp >= 0)
+		close(snmp);
 }
 
 static void teardown(struct scen *s)
