@@ -45,6 +45,20 @@
  *                     stock's only working set-up, since an xdp_frame
  *                     cannot carry CHECKSUM_PARTIAL and ns C's TCP drops
  *                     what stock redirects with the offload on;
+ *                     With the offload on, TCP stalls on both kernels: the
+ *                     series segments superframes with their checksums
+ *                     done, but a one-MSS TCP skb (a retransmission, a
+ *                     tail) is no GSO skb and leaves as stock's do, its
+ *                     checksum unfinished; ns C drops it (csum errors);
+ *   redirect-udp      the same path for UDP_SEGMENT datagrams of about
+ *                     64 KB (every skb a GSO one): from a bench thread in
+ *                     ns A to ns C, `xdplab drop veth3 --frags --no-gso
+ *                     --proto udp --port 7` takes them there (the same on
+ *                     every kernel: veth2 segments what ns B forwards);
+ *                     base windows forwarded by ns B, test windows
+ *                     `xdplab redirect veth1 veth2 --frags`; rate = veth3's
+ *                     rx bytes. What it measures is the redirect of
+ *                     superframes that the TCP points cannot show;
  *   tx-udp            XDP_TX of superframes: UDP, not TCP (a frame echoed
  *                     by XDP_TX with only its MACs swapped goes back to
  *                     the sender, nothing receives or ACKs the stream, and
@@ -52,7 +66,8 @@
  *                     UDP_SEGMENT datagrams of about 64 KB from ns A to
  *                     veth1's address, `xdplab tx veth1 --frags --proto
  *                     udp --port 7` echoes them (MACs swapped, nothing
- *                     else), `xdplab drop veth0 --frags` takes the
+ *                     else), `xdplab drop veth0 --frags --proto udp
+ *                     --port 7` takes the
  *                     echoes in ns A (veth kicks the NAPI of an XDP_TX
  *                     target only when it has a program: with GRO alone
  *                     its ring fills once and every later XDP_TX fails),
@@ -130,6 +145,7 @@ enum topo {
 	T_PAIR,		/* iperf3 to ns B; veth0's tx bytes */
 	T_ROUTED,	/* iperf3 to ns C through ns B; veth3's rx bytes */
 	T_ECHO,		/* UDP GSO to veth1, echoed; veth0's rx bytes */
+	T_ROUTED_UDP,	/* UDP GSO to ns C through ns B; veth3's rx bytes */
 };
 
 enum { K_MTU, K_DEF };
@@ -160,6 +176,8 @@ static const struct flip_def {
 	  P_REDIRECT_FRAGS, T_ROUTED, true },
 	{ "tx-udp", "XDP_TX UDP GSO echo, opt-in ÷ --no-gso", 1500, P_TX_FRAGS_NOGSO, P_TX_FRAGS,
 	  T_ECHO, false },
+	{ "redirect-udp", "REDIRECT UDP GSO ÷ forwarded", 1500, P_NONE, P_REDIRECT_FRAGS,
+	  T_ROUTED_UDP, false },
 };
 
 static struct iperf_pair ip;
@@ -190,7 +208,8 @@ static void plan(struct scen *s)
 static bool need_routed(struct scen *s)
 {
 	for (int i = 0; i < s->npts; i++)
-		if (s->pts[i].selected && defs[s->pts[i].knob[K_DEF]].topo == T_ROUTED)
+		if (s->pts[i].selected && (defs[s->pts[i].knob[K_DEF]].topo == T_ROUTED ||
+					   defs[s->pts[i].knob[K_DEF]].topo == T_ROUTED_UDP))
 			return true;
 	return false;
 }
@@ -236,7 +255,7 @@ static int topo_set(struct point *p, const struct flip_def *d)
 
 	if (iperf_pair_mtu(&ip, p, d->mtu))
 		return -1;
-	if (d->topo == T_ROUTED) {
+	if (d->topo == T_ROUTED || d->topo == T_ROUTED_UDP) {
 		if (!vp2.ns[0][0]) {
 			point_skip(p, "ns C was not set up");
 			return -1;
@@ -420,11 +439,11 @@ static void *udp_gso_send(void *arg)
 	return NULL;
 }
 
-static int udp_gso_start(struct udp_gso_sender *u, struct point *p, int mtu)
+static int udp_gso_start(struct udp_gso_sender *u, struct point *p, int mtu, const char *dst)
 {
 	memset(u, 0, sizeof(*u));
 	snprintf(u->ns, sizeof(u->ns), "%s", ip.vp.ns[0]);
-	snprintf(u->dst, sizeof(u->dst), "%s", ip.vp.ip4[1]);
+	snprintf(u->dst, sizeof(u->dst), "%s", dst);
 	u->gso_size = mtu - 28;
 	if (pthread_create(&u->thr, NULL, udp_gso_send, u)) {
 		point_err(p, "cannot start the UDP GSO sender");
@@ -618,6 +637,9 @@ static void sample(struct scen *s, struct point *p, int round)
 	case T_ECHO:
 		counter_open(&ctr, ip.vp.ns[0], ip.vp.ifname[0], 0);
 		break;
+	case T_ROUTED_UDP:
+		counter_open(&ctr, vp2.ns[1], "veth3", 0);
+		break;
 	}
 	if (ctr.fd < 0 || isnan(counter_read(&ctr))) {
 		point_err(p, "cannot read %s's counters", ctr.ifname);
@@ -625,13 +647,31 @@ static void sample(struct scen *s, struct point *p, int round)
 	}
 	snprintf(port, sizeof(port), "%d", bench.port);
 	if (d->topo == T_ECHO) {
-		char *drop[] = { "drop", ip.vp.ifname[0], "--frags", "-q", "--json", NULL };
+		/* only the echoes: ARP must reach veth0, or the neighbour entry
+		 * of veth1 fails once it goes stale and the sender stops
+		 */
+		char *drop[] = { "drop", ip.vp.ifname[0], "--frags", "--proto", "udp", "--port", "7",
+				 "-q", "--json", NULL };
 
 		if (xdplab_start(&sink, p, ip.vp.ns[0], ip.vp.ifname[0], drop)) {
 			p->skip = !bench_stop;
 			goto out;
 		}
-		if (udp_gso_start(&udp, p, d->mtu))
+		if (udp_gso_start(&udp, p, d->mtu, ip.vp.ip4[1]))
+			goto out;
+	} else if (d->topo == T_ROUTED_UDP) {
+		/* The sink in ns C: the same on every kernel (--no-gso: veth2
+		 * segments what ns B forwards, as on stock), and it lets ARP
+		 * through.
+		 */
+		char *drop[] = { "drop", "veth3", "--frags", "--no-gso", "--proto", "udp",
+				 "--port", "7", "-q", "--json", NULL };
+
+		if (xdplab_start(&sink, p, vp2.ns[1], "veth3", drop)) {
+			p->skip = !bench_stop;
+			goto out;
+		}
+		if (udp_gso_start(&udp, p, d->mtu, vp2.ip4[1]))
 			goto out;
 	} else {
 		/* Long enough for every window; stopped with SIGINT when done. */
@@ -671,14 +711,14 @@ static void sample(struct scen *s, struct point *p, int round)
 			else
 				p->cmd[cmd_len] = '\0';
 		}
-		if (d->topo != T_ECHO && child_exited(&cli)) {
+		if (cli.pid > 0 && child_exited(&cli)) {
 			char why[256];
 
 			child_errline(&cli, why, sizeof(why));
 			point_err(p, "iperf3 client exited during the stream: %s", why);
 			goto out;
 		}
-		if (d->topo == T_ECHO && udp.err) {
+		if (udp.running && udp.err) {
 			point_err(p, "the UDP GSO sender failed: %s", strerror(udp.err));
 			goto out;
 		}
@@ -722,7 +762,7 @@ static void sample(struct scen *s, struct point *p, int round)
 		if (failed > 0)
 			point_err(p, "the writer's bpf_xdp_store_bytes() failed on %.0f frames", failed);
 	}
-	if (d->topo == T_ECHO)
+	if (udp.running)
 		udp_gso_stop(&udp);
 	else
 		child_stop(&cli);
