@@ -9,7 +9,10 @@
 # first runs warm-up rounds that are not recorded, and odd rounds take the
 # points in reverse order (xdplab-bench --warmup, --alternate), so that
 # neither a cold first sample nor a fixed order favours a point or its
-# baseline.
+# baseline. For points that are a ratio inside one stream (veth-flip) it
+# also prints each kernel's test and base windows' rates ÷ the first
+# kernel's: under -I those are instructions per byte of the same case on
+# two kernels (e.g. the series' XDP_REDIRECT of superframes ÷ stock's).
 #
 #   bench/compare-kernels.sh [-r ROUNDS] [-d SECONDS] [-w WARMUP] [-c CPUS] [-P]
 #                            [-I SHIFT] [-o DIR] -k NAME=KERNEL [-k NAME=KERNEL ...]
@@ -200,6 +203,28 @@ for pid in order:
         e = (pts[pid].get(n) or {}).get("error")
         if e:
             print(f"| {pid} | {n}: {e} |" + " |" * (2 * len(names)))
+
+# Points that are a ratio inside one stream (veth-flip): their test and
+# base windows' rates on each kernel against the first kernel's. Under -I
+# a rate is bytes per instruction, so this is the series' cost of the
+# same case against stock's (no round pairs two boots: ratio of medians).
+flip = [pid for pid in order
+        if any("gbps_xdp" in (pts[pid].get(n) or {}).get("metrics", {}) for n in names)]
+if flip and len(names) > 1:
+    k0 = names[0]
+    print(f"\nTest (XDP) and base windows' Gbit/s, each kernel ÷ {k0}, ratio of the medians"
+          f"{' (instructions per byte: -I)' if icount else ' (host clock: luck of the boots included)'}:\n")
+    print("| point | windows | " + " | ".join(f"{n} Gbit/s" for n in names) + " | "
+          + " | ".join(f"{n} ÷ {k0}" for n in names[1:]) + " |")
+    print("|---|---|" + "---:|" * (2 * len(names) - 1))
+    for pid in flip:
+        for key, what in (("gbps_xdp", "test (XDP)"), ("gbps_none", "base")):
+            ms = [(pts[pid].get(n) or {}).get("metrics", {}).get(key) for n in names]
+            m0 = ms[0]["median"] if ms[0] and ms[0].get("median") else None
+            rs = [f"{m['median'] / m0:.{RD}f}" if m and m.get("median") and m0 else "n/a"
+                  for m in ms[1:]]
+            print(f"| {pid} | {what} | " + " | ".join(fmt(m, VD) for m in ms) + " | "
+                  + " | ".join(rs) + " |")
 
 # CPU per unit of the main metric, where the scenario records it split
 # (user_per_gbps, system_per_gbps, softirq_per_gbps): the cost of a byte.

@@ -532,6 +532,22 @@ static __always_inline int review(struct xdp_md *ctx, struct xdplab_pkt *p, bool
 		else if (!err)
 			count(GSO_CNT_CHANGED, 1);
 		return err < 0 ? XDP_DROP : XDP_PASS;
+	case GSO_TEST_WRITE_PASS: {
+		__u8 last;
+
+		/* 128: more than the headers, so the byte is payload */
+		if (p->l4 != XDPLAB_L4_TCP || p->len <= 128)
+			return -1;
+		if (bpf_xdp_load_bytes(ctx, p->len - 1, &last, 1) ||
+		    bpf_xdp_store_bytes(ctx, p->len - 1, &last, 1)) {
+			count(GSO_CNT_FAILED, 1);
+			return XDP_PASS;
+		}
+		count(GSO_CNT_CHANGED, 1);
+		if (p->len > ctx->data_end - ctx->data)
+			count(GSO_CNT_ACTED, 1);
+		return XDP_PASS;
+	}
 	}
 	return -1;
 }

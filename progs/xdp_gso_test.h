@@ -63,6 +63,15 @@ enum {
 				 * or FAILED; ACTED; XDP_DROP */
 	GSO_TEST_IPIP_POP,	/* IPv4 of protocol 4 (IPIP): take the outer
 				 * header off (CHANGED), XDP_PASS */
+	/* The bench's copy-on-write point (xdplab-bench veth-flip
+	 * write-frags): the cost of writing into shared fragments.
+	 */
+	GSO_TEST_WRITE_PASS,	/* every TCP frame with payload: rewrite its
+				 * last byte with itself (bpf_xdp_store_bytes;
+				 * in the last fragment of a multi-buffer
+				 * frame, so shared fragments are copied
+				 * first): CHANGED, or FAILED; ACTED when the
+				 * byte lay past the linear part; XDP_PASS */
 	GSO_TEST_MODE_MAX,
 };
 
