@@ -275,32 +275,48 @@ static int sock_in(const char *ns, int family, int type)
 }
 
 /* Runs the stream to its end or its time limit; false if it did not start. */
+/* A TCP connection from cns to sip:port in sns, both ends non-blocking:
+ * *ls listens, *cs connected, *as accepted. On failure the sockets made so
+ * far are left in them (-1 for the others) for the caller to close.
+ */
+static bool tcp_connect_pair(const char *cns, const char *sns, const char *sip, int port,
+			     int *ls, int *cs, int *as)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = netns_sockaddr(sip, port, &ss);
+	int one = 1;
+
+	*cs = *as = -1;
+	*ls = sock_in(sns, ss.ss_family, SOCK_STREAM);
+	if (!ASSERT_GE(*ls, 0, "listen socket"))
+		return false;
+	setsockopt(*ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (!ASSERT_OK(bind(*ls, (void *)&ss, sl), "bind") || !ASSERT_OK(listen(*ls, 1), "listen"))
+		return false;
+	*cs = sock_in(cns, ss.ss_family, SOCK_STREAM);
+	if (!ASSERT_GE(*cs, 0, "client socket") ||
+	    !ASSERT_OK(connect(*cs, (void *)&ss, sl), "connect"))
+		return false;
+	*as = accept(*ls, NULL, NULL);
+	if (!ASSERT_GE(*as, 0, "accept"))
+		return false;
+	fcntl(*cs, F_SETFL, O_NONBLOCK);
+	fcntl(*as, F_SETFL, O_NONBLOCK);
+	return true;
+}
+
 static bool tcp_stream(struct stream *st)
 {
 	static uint8_t buf[1 << 17];
-	struct sockaddr_storage ss;
-	socklen_t sl = netns_sockaddr(st->sip, PORT, &ss);
-	int ls = sock_in(st->sns, ss.ss_family, SOCK_STREAM), cs = -1, as = -1, one = 1;
+	int ls, cs, as;
 	double start = now_secs(), next_hook = start;
 	double end = start + (st->limit > 0 ? st->limit : STREAM_SECS);
 	size_t sent = 0;
 	bool ok = false;
 
 	st->got = st->bad = 0;
-	if (!ASSERT_GE(ls, 0, "listen socket"))
-		return false;
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (!ASSERT_OK(bind(ls, (void *)&ss, sl), "bind") || !ASSERT_OK(listen(ls, 1), "listen"))
+	if (!tcp_connect_pair(st->cns, st->sns, st->sip, PORT, &ls, &cs, &as))
 		goto out;
-	cs = sock_in(st->cns, ss.ss_family, SOCK_STREAM);
-	if (!ASSERT_GE(cs, 0, "client socket") ||
-	    !ASSERT_OK(connect(cs, (void *)&ss, sl), "connect"))
-		goto out;
-	as = accept(ls, NULL, NULL);
-	if (!ASSERT_GE(as, 0, "accept"))
-		goto out;
-	fcntl(cs, F_SETFL, O_NONBLOCK);
-	fcntl(as, F_SETFL, O_NONBLOCK);
 	ok = true;
 	/* One thread drives both ends; each byte carries its offset's pattern. */
 	while (st->got < st->total && now_secs() < end) {
@@ -2022,27 +2038,13 @@ static int openssl_agrees(const uint8_t *in, const uint8_t *want, const char *tm
  */
 static size_t sendfile_stream(const struct veth_pair *vp, int fd, uint8_t *got, size_t len)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = netns_sockaddr(vp->ip4[1], CRYPTO_PORT, &ss);
-	int ls = sock_in(vp->ns[1], ss.ss_family, SOCK_STREAM), cs = -1, as = -1, one = 1;
 	double end = now_secs() + 60;
+	int ls, cs, as;
 	size_t n = 0;
 	off_t off = 0;
 
-	if (!ASSERT_GE(ls, 0, "listen socket"))
-		return 0;
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (!ASSERT_OK(bind(ls, (void *)&ss, sl), "bind") || !ASSERT_OK(listen(ls, 1), "listen"))
+	if (!tcp_connect_pair(vp->ns[0], vp->ns[1], vp->ip4[1], CRYPTO_PORT, &ls, &cs, &as))
 		goto out;
-	cs = sock_in(vp->ns[0], ss.ss_family, SOCK_STREAM);
-	if (!ASSERT_GE(cs, 0, "client socket") ||
-	    !ASSERT_OK(connect(cs, (void *)&ss, sl), "connect"))
-		goto out;
-	as = accept(ls, NULL, NULL);
-	if (!ASSERT_GE(as, 0, "accept"))
-		goto out;
-	fcntl(cs, F_SETFL, O_NONBLOCK);
-	fcntl(as, F_SETFL, O_NONBLOCK);
 	while (n < len && now_secs() < end) {
 		struct pollfd p[2] = { { as, POLLIN, 0 },
 				       { cs, off < (off_t)len ? POLLOUT : 0, 0 } };
