@@ -3,11 +3,14 @@
 """Memory the page pools of a tap hold (kernel-patches/tun), per queue.
 
     bench/tun_pool_footprint.py [--queues 1,8] [--frames 4096] [--size 1500]
+                                [--xdp none,pass]
 
 Run as root on a kernel with the tun series (in the vmtest guest:
 make vmtest CMD="bench/tun_pool_footprint.py"). For each queue count, in a
 namespace of its own: a multi-queue tap (IFF_TAP | IFF_NO_PI, O_NONBLOCK,
-so written frames take tun_build_skb() and its pool), then the netdev
+so written frames take tun_build_skb()), with no program or with xdplab's
+XDP_PASS frags program attached (--xdp: since v5 of the series a queue
+has a pool only while a program is attached), then the netdev
 netlink family's page-pool-get for its pools at three moments: just
 attached (idle); after --frames frames of --size bytes written to every
 queue that nobody receives (each frame's page comes back at once); after
@@ -63,7 +66,10 @@ def frame(size):
         bytes(size - 14 - 28)
 
 
-def measure(nq, frames, size, ksrc):
+XDPLAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "xdplab")
+
+
+def measure(nq, frames, size, ksrc, xdp):
     fds = []
     for _ in range(nq):
         fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
@@ -73,6 +79,9 @@ def measure(nq, frames, size, ksrc):
     subprocess.run(["ip", "link", "set", "xfoot0", "up"], check=True)
     subprocess.run(["ip", "addr", "add", "198.18.0.1/24", "dev", "xfoot0"], check=True)
     ifindex = int(open("/sys/class/net/xfoot0/ifindex").read())
+    if xdp == "pass":
+        subprocess.run([XDPLAB, "pass", "xfoot0", "--frags", "--keep", "-q", "-d", "1"],
+                       check=True, capture_output=True)
     rows = [("attached", pools_of(ifindex, ksrc))]
     f = frame(size)
 
@@ -106,33 +115,35 @@ def main():
     ap.add_argument("--queues", default="1,8")
     ap.add_argument("--frames", type=int, default=4096)
     ap.add_argument("--size", type=int, default=1500)
+    ap.add_argument("--xdp", default="none,pass",
+                    help="none, pass (an XDP_PASS frags program), or both, comma-separated")
     ap.add_argument("--ksrc", default=os.environ.get("XDPLAB_KSRC", "/root/ksrc/tun"),
                     help="kernel tree with tools/net/ynl (default $XDPLAB_KSRC)")
     ap.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.measure:
-        print(json.dumps(measure(a.measure, a.frames, a.size, a.ksrc)))
+        print(json.dumps(measure(a.measure, a.frames, a.size, a.ksrc, a.xdp)))
         return
     if not os.path.exists(os.path.join(a.ksrc, "tools/net/ynl/cli.py")):
         sys.exit("tun_pool_footprint: no tools/net/ynl/cli.py under %s; "
                  "give --ksrc a kernel tree" % a.ksrc)
     print("command: %s" % " ".join(sys.argv))
-    print("| queues | moment | pools | pages held | MB held | MB a queue |")
-    print("|---:|---|---:|---:|---:|---:|")
-    for nq in (int(q) for q in a.queues.split(",")):
+    print("| program | queues | moment | pools | pages held | MB held | MB a queue |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for xdp, nq in ((x, int(q)) for x in a.xdp.split(",") for q in a.queues.split(",")):
         ns = "xfoot%d" % os.getpid()
         subprocess.run(["ip", "netns", "add", ns], check=True)
         try:
             p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, __file__,
                                 "--ksrc", a.ksrc, "--frames", str(a.frames),
-                                "--size", str(a.size), "--measure", str(nq)],
+                                "--size", str(a.size), "--xdp", xdp, "--measure", str(nq)],
                                capture_output=True, text=True)
             if p.returncode:
-                sys.exit("tun_pool_footprint: %d queues: %s" % (nq, p.stderr.strip()))
+                sys.exit("tun_pool_footprint: %s, %d queues: %s" % (xdp, nq, p.stderr.strip()))
             out = p.stdout
             for moment, (npools, pages, mem) in json.loads(out):
-                print("| %d | %s | %d | %d | %.2f | %.2f |" %
-                      (nq, moment, npools, pages, mem / 2**20, mem / 2**20 / nq))
+                print("| %s | %d | %s | %d | %d | %.2f | %.2f |" %
+                      (xdp, nq, moment, npools, pages, mem / 2**20, mem / 2**20 / nq))
         finally:
             subprocess.run(["ip", "netns", "del", ns])
 

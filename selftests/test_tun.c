@@ -812,6 +812,10 @@ static void reattach_under_traffic(void)
 		if (!ASSERT_OK(tap_set_iff(ns, TAP0, 0, 1500, &t), "same fd, new tap"))
 			break;
 	}
+	/* A pool for the last tap too (since v5 only a tap with a program
+	 * has one).
+	 */
+	ASSERT_OK(xdp_drop_attach(skel, ns, t.ifindex), "attach xdp_drop on the last tap");
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	pid = -1;
@@ -921,7 +925,9 @@ static int drop_frags_attach(const char *ns)
 	return 0;
 }
 
-/* frags: 9000-byte frames under an xdp.frags XDP_DROP program, so that
+/* Both cases run under an xdp.frags XDP_DROP program (v5: a tap has pools
+ * only while a program is attached). !frags: 1000-byte frames, one buffer
+ * each. frags: 9000-byte frames, so that
  * the writer is held in the multi-buffer path's copy, and its failure
  * gives the buffers of the old pool back from there; then frames are
  * dropped by the same program on the new tap. With PREEMPT_RT and
@@ -955,7 +961,8 @@ static void reattach_while_copying(bool frags)
 		return;
 	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t), "tap") || !ASSERT_OK(pipe(go), "pipe"))
 		goto out;
-	if (frags && !ASSERT_OK(drop_frags_attach(ns), "drop frags program"))
+	/* A program in both cases: since v5 only a tap with one has pools. */
+	if (!ASSERT_OK(drop_frags_attach(ns), "drop frags program"))
 		goto out;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), TAP0);
 	/* The deleter, ip -batch, waits for its command on the pipe: spawning
@@ -1060,13 +1067,123 @@ out:
 	netns_del(ns);
 }
 
+/* An xdp.frags program that passes every frame, in the driver on ifname
+ * of ns. Its fd (the attachment holds it too), or -1.
+ */
+static int pass_frags_attach(const char *ns, const char *ifname)
+{
+	const struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return xdp_raw_attach(ns, ifname, prog, 2);
+}
+
+static int xdp_detach_in(const char *ns, int ifindex)
+{
+	int saved = netns_enter(ns), err;
+
+	if (saved < 0)
+		return -1;
+	err = bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	netns_leave(saved);
+	return err;
+}
+
+/* Pools of ifindex in ns, waiting up to 10 s for there to be want. */
+static int pools_of(const char *ns, int ifindex, int want)
+{
+	struct pp_info pi = {};
+
+	for (double end = now_secs() + 10; now_secs() < end; usleep(100 * 1000))
+		if (!pp_dump(ns, ifindex, false, &pi) && pi.npools == want)
+			break;
+	return pi.npools;
+}
+
+/* A device of flags (IFF_TAP plus any) named name in ns, up:
+ * its fd, or -1; *ifindex is set.
+ */
+static int tun_dev_make(const char *ns, const char *name, int flags, int *ifindex)
+{
+	struct ifreq ifr = { .ifr_flags = flags | IFF_NO_PI };
+	int saved = netns_enter(ns), fd;
+
+	if (saved < 0)
+		return -1;
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	netns_leave(saved);
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(fd, TUNSETIFF, &ifr) || sh("ip -n %s link set %s up", ns, name)) {
+		close(fd);
+		return -1;
+	}
+	*ifindex = netns_ifindex(ns, name);
+	return fd;
+}
+
+/* Issue 19's "pools only where they serve" (v5): a queue has a pool only
+ * while an XDP program is attached, and only if it builds frames in
+ * tun's own buffers (not IFF_NAPI_FRAGS). A tap without XDP runs stock's
+ * code and holds no pool pages.
+ */
+static void pools_only_with_xdp(void)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	static struct frame f;
+	int pfd = -1, dfd = -1, ifindex = 0;
+
+	if (!ASSERT_OK(netns_add("tunpx", ns), "netns"))
+		return;
+	if (!ASSERT_OK(tap_make(ns, TAP0, 0, 1500, &t), "tap"))
+		goto out;
+	if (!tap_has_rx_sg(ns)) {
+		test__skip("tun without RX_SG: no pools (kernel without kernel-patches/tun)");
+		goto out;
+	}
+	frame_build(&f, &t, SZ_1500);
+	ASSERT_EQ(send_write(&t, &f, N_FRAMES), N_FRAMES, "frames written, no program");
+	ASSERT_EQ(pools_of(ns, t.ifindex, 0), 0, "pools of a tap without XDP");
+	pfd = pass_frags_attach(ns, TAP0);
+	if (!ASSERT_GE(pfd, 0, "pass program attached"))
+		goto out;
+	ASSERT_EQ(send_write(&t, &f, N_FRAMES), N_FRAMES, "frames written under XDP_PASS");
+	ASSERT_EQ(pools_of(ns, t.ifindex, 1), 1, "pools of a one-queue tap with XDP");
+	ASSERT_OK(xdp_detach_in(ns, t.ifindex), "program detached");
+	ASSERT_EQ(send_write(&t, &f, N_FRAMES), N_FRAMES, "frames written after the detach");
+	ASSERT_EQ(pools_of(ns, t.ifindex, 0), 0, "pools once the program is detached");
+	close(pfd);
+	pfd = -1;
+
+	/* (IFF_TUN devices take no program in the driver: no ndo_bpf.) */
+	dfd = tun_dev_make(ns, "xtunfr", IFF_TAP | IFF_NAPI | IFF_NAPI_FRAGS, &ifindex);
+	if (ASSERT_GE(dfd, 0, "IFF_NAPI_FRAGS tap")) {
+		pfd = pass_frags_attach(ns, "xtunfr");
+		if (ASSERT_GE(pfd, 0, "pass program on the IFF_NAPI_FRAGS tap"))
+			ASSERT_EQ(pools_of(ns, ifindex, 0), 0,
+				  "pools of an IFF_NAPI_FRAGS tap with XDP");
+		close(pfd);
+		pfd = -1;
+		close(dfd);
+	}
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
 TEST(tun_page_pool)
 {
 	char ns[NETNS_NAME_MAX] = "", why[128];
 	struct tap t0 = { .fd = -1 };
 	struct pp_info before, after;
 	static struct frame f;
-	int sfd = -1;
+	int sfd = -1, pfd = -1;
 
 	if (access("/dev/net/tun", R_OK | W_OK)) {
 		test__skip("no /dev/net/tun");
@@ -1078,6 +1195,8 @@ TEST(tun_page_pool)
 	    !ASSERT_OK(sh("ip -n %s addr add " TAP_IP "/24 dev " TAP0 " && ip -n %s neigh replace "
 			  PEER_IP " lladdr 02:00:00:00:22:02 dev " TAP0, ns, ns), "address"))
 		goto out;
+	/* Pools serve XDP: a tap has them only while a program is attached. */
+	pfd = pass_frags_attach(ns, TAP0);
 	if (!tap_has_pool(ns, &t0, why, sizeof(why))) {
 		test__skip("%s", why);
 		goto out;
@@ -1133,6 +1252,8 @@ TEST(tun_page_pool)
 		tap_close(&t0);
 		assert_pools_gone(ns, "page pools left in the namespace");
 	}
+	if (test__start_subtest("only_with_xdp"))
+		pools_only_with_xdp();
 	if (test__start_subtest("dropped_buffer_freed"))
 		dropped_buffer_freed();
 	if (test__start_subtest("reattach_under_traffic"))
@@ -1144,6 +1265,8 @@ TEST(tun_page_pool)
 out:
 	if (sfd >= 0)
 		close(sfd);
+	if (pfd >= 0)
+		close(pfd);
 	tap_close(&t0);
 	netns_del(ns);
 }

@@ -269,7 +269,8 @@ static bool setup(const char *tag, char *ns, int extra, int mtu, struct tap *t)
 #define CARVE_FRAMES 16
 #define CARVE_MSS 1448
 
-/* Frames written to TAP0 (IFF_NAPI, no XDP program) that GRO merges, are
+/* Frames written to TAP0 (IFF_NAPI, an XDP_PASS program: since v5 only a
+ * tap with a program builds its frames in pool pages) that GRO merges, are
  * forwarded to TAP1, whose only offload is the checksum, and segmented
  * there in software: the segments share the written frames' pages through
  * plain page references (skb_segment()), and the merged skb, the frames'
@@ -282,13 +283,17 @@ TEST(tun_carve_reuse)
 {
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t0 = { .fd = -1 }, t1 = { .fd = -1 };
+	const struct bpf_insn pass[] = { MOV_IMM(BPF_REG_0, XDP_PASS), EXIT() };
 	struct virtio_net_hdr vh = {};
 	static uint8_t frame[2048];
-	int good = 0, bad = 0, gso = 0, other = 0;
+	int good = 0, bad = 0, gso = 0, other = 0, pfd = -1;
 	long long tx0;
 	size_t len;
 
 	if (!setup("tuncr", ns, IFF_NAPI, 1500, &t0))
+		goto out;
+	pfd = xdp_raw_attach(ns, TAP0, pass, sizeof(pass) / sizeof(pass[0]));
+	if (!ASSERT_GE(pfd, 0, "XDP_PASS program on the first tap"))
 		goto out;
 	if (!ASSERT_OK(tap_make(ns, TAP1, 0, 1500, &t1), "second tap") ||
 	    !ASSERT_OK(ioctl(t1.fd, TUNSETOFFLOAD, TUN_F_CSUM), "checksum offload only") ||
@@ -354,6 +359,8 @@ TEST(tun_carve_reuse)
 	ASSERT_EQ(bad, 0, "segments whose bytes were overwritten while queued");
 	ASSERT_EQ(good, CARVE_FRAMES, "segments intact");
 out:
+	if (pfd >= 0)
+		close(pfd);
 	tap_close(&t0);
 	tap_close(&t1);
 	netns_del(ns);
@@ -422,6 +429,119 @@ TEST(tun_mb_overflow)
 			     __FILE__, __LINE__, what,
 			     "came back as %zd bytes (want %zu, the pattern intact)", n, len + 4);
 	}
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+/* ---- v5: a multi-buffer frame's tail grown by the program ---- */
+
+#define GROW_BY 100
+
+/* Frames larger than a page under a frags program that grows the tail
+ * by GROW_BY bytes (bpf_xdp_adjust_tail(), which for a multi-buffer frame
+ * needs the rxq's frag_size) and returns XDP_TX, or XDP_DROP if it
+ * cannot: each must come back GROW_BY bytes longer, the frame intact and
+ * the new bytes zero. tun before v5 registered frag_size 0.
+ */
+TEST(tun_mb_grow_tail)
+{
+	const struct bpf_insn prog[] = {
+		MOV_IMM(BPF_REG_2, GROW_BY), CALL(BPF_FUNC_xdp_adjust_tail),
+		INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_0, 0, 2, 0),
+		MOV_IMM(BPF_REG_0, XDP_TX), EXIT(),
+		MOV_IMM(BPF_REG_0, XDP_DROP), EXIT(),
+	};
+	static const size_t lens[] = { 9000, 16000 };
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	static struct frame f;
+	int pfd = -1;
+
+	if (!setup("tungt", ns, 0, 9000, &t))
+		goto out;
+	if (!tap_has_rx_sg(ns)) {
+		test__skip("tun without RX_SG: frames over a page take generic XDP");
+		goto out;
+	}
+	pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
+	if (!ASSERT_GE(pfd, 0, "grow-and-tx frags program"))
+		goto out;
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		static const uint8_t zero[GROW_BY];
+		char what[64];
+		ssize_t n;
+
+		frame_build_udp(&f, &t, lens[k], 0, false);
+		snprintf(what, sizeof(what), "%zu-byte frame grown by %d", f.len, GROW_BY);
+		if (!ASSERT_EQ(send_write(&t, &f, 1), 1, "frame written"))
+			continue;
+		n = tap_read(t.fd, 5);
+		test__report(n == (ssize_t)(f.len + GROW_BY) &&
+			     !memcmp(rbuf + VHOST_NET_HDR_LEN, f.data, f.len) &&
+			     !memcmp(rbuf + VHOST_NET_HDR_LEN + f.len, zero, GROW_BY),
+			     __FILE__, __LINE__, what,
+			     "came back as %zd bytes (want %zu: the frame, then %d zero bytes)", n,
+			     f.len + GROW_BY, GROW_BY);
+	}
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+#define GSO_GROW_LEN 15000
+#define GSO_GROW_SIZE 1400
+
+/* review-v5 BUG 1: a UDP GSO frame of GSO_GROW_LEN bytes (NEEDS_CSUM) under
+ * a frags program that tries to grow the tail by 4 bytes and returns
+ * XDP_TX whatever the helper said. A multi-buffer GSO frame's tail cannot
+ * grow (stock: generic XDP; v4: the rxq had no frag_size), so it must come
+ * back as GSO_GROW_SIZE segments, none longer than one segment, with the
+ * whole payload. v5 let the grow succeed, GSO was dropped, and the reader
+ * got one frame of GSO_GROW_LEN + 4 bytes.
+ */
+TEST(tun_mb_gso_grow_tail)
+{
+	const struct bpf_insn prog[] = {
+		MOV_IMM(BPF_REG_2, 4), CALL(BPF_FUNC_xdp_adjust_tail),
+		MOV_IMM(BPF_REG_0, XDP_TX), EXIT(),
+	};
+	const size_t payload = GSO_GROW_LEN - 42;
+	const int want = (payload + GSO_GROW_SIZE - 1) / GSO_GROW_SIZE;
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	static struct frame f;
+	int pfd = -1, frames = 0;
+	size_t got = 0, longest = 0;
+
+	if (!setup("tungg", ns, 0, 1500, &t))
+		goto out;
+	if (!tap_has_rx_sg(ns)) {
+		test__skip("tun without RX_SG: GSO frames take generic XDP");
+		goto out;
+	}
+	pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
+	if (!ASSERT_GE(pfd, 0, "grow-and-tx frags program"))
+		goto out;
+	frame_build_udp(&f, &t, GSO_GROW_LEN, GSO_GROW_SIZE, true);
+	if (!ASSERT_EQ(send_write(&t, &f, 1), 1, "GSO frame written"))
+		goto out;
+	for (ssize_t n; frames < want + 2 && (n = tap_read(t.fd, frames < want ? 5 : 0.5)) >= 0;) {
+		frames++;
+		got += n > 42 ? n - 42 : 0;
+		if ((size_t)n > longest)
+			longest = n;
+	}
+	if (test__verbose())
+		printf("    %d frames back, %zu payload bytes, the longest %zu bytes\n", frames, got,
+		       longest);
+	ASSERT_LE(longest, 42 + GSO_GROW_SIZE, "longest frame back (one segment at most)");
+	ASSERT_EQ(frames, want, "segments back");
+	ASSERT_EQ(got, payload, "payload bytes back");
 out:
 	if (pfd >= 0)
 		close(pfd);
