@@ -938,10 +938,12 @@ static int drop_frags_attach(const char *ns)
 static void reattach_while_copying(bool frags)
 {
 	size_t page = sysconf(_SC_PAGESIZE), srclen = (size_t)SRC_PAGES * page;
-	/* A PREEMPT_RT guest takes 2.4 s to delete the tap: hold the writer
-	 * four times as long in the multi-buffer case, which RT=1 runs for.
+	/* A PREEMPT_RT guest takes 2.4 s to delete the tap, and deleting a
+	 * tap with a program takes the pools' grace period too (a DEBUG=1
+	 * guest on a loaded host no longer held the writer long enough with
+	 * HOLD_MAPS): hold it four times as long.
 	 */
-	int hold_maps = frags ? 4 * HOLD_MAPS : HOLD_MAPS;
+	int hold_maps = 4 * HOLD_MAPS;
 	size_t holdlen = (size_t)HOLD_MB << 20, maplen = srclen + hold_maps * holdlen;
 	struct copy_race r = { .fd = -1, .page = page, .len = frags ? 9000 : 1000,
 			       .hold_maps = hold_maps };
@@ -1554,7 +1556,12 @@ static void pressure_case_run(const char *ns, struct tap *t, int sfd,
 		test__report(sent == N_FRAMES, __FILE__, __LINE__, "written",
 			     "%d of %d %s writes went in (%s)", sent, N_FRAMES, c->name,
 			     strerror(errno));
-		ASSERT_GT(injected, 0, "allocations failed on purpose");
+		/* Without a program (stock's task page_frag, also with the
+		 * series since v5) the page_frag may be reused whole, with no
+		 * allocation to fail: that case only has to go in.
+		 */
+		if (c->args)
+			ASSERT_GT(injected, 0, "allocations failed on purpose");
 		got = sock_collect(sfd, f.payload, sent, 10);
 		ASSERT_EQ(got, sent, "frames at the socket");
 	}
