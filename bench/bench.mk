@@ -40,4 +40,18 @@ $(OUT)/bench/tb_insns.so: bench/tcg/tb_insns.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -o $@ $<
 
+# bench/gem-insns.sh's window marks: a program for the board's guest whose
+# insns_mark() sits at a fixed address, which the plugin is told. Static,
+# so it does not depend on the guest's libc.
+INSNS_MARK_ADDR := 0x5a5a0000
+build/arm64/bench/insns_mark: bench/tcg/insns_mark.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(ARM64_CC) -O2 -Wall -Wextra -static -no-pie \
+		-Wl,--section-start=xdplab_mark=$(INSNS_MARK_ADDR) -o $@ $<
+
+.PHONY: print-insns-mark-addr
+print-insns-mark-addr:
+	@echo $(INSNS_MARK_ADDR)
+
 -include $(BENCH_OBJS:.o=.d)

@@ -8,7 +8,14 @@
  *	<start address, hex> <instructions in the block> <times it ran>
  *
  * bench/insn_profile.sh turns that into instructions a frame per kernel
- * function. Counting executions instead of sampling the clock is what
+ * function.
+ *
+ * Snapshots: with TB_INSNS_MARK=<user address, hex>, each time the guest
+ * runs the block at that address (bench/tcg/insns_mark.c puts a function
+ * there) the counts so far are written to <out>.<n>, n = 1, 2, ...; the
+ * difference of two snapshots is the kernel's work between two points the
+ * guest chose, whatever the host was doing meanwhile
+ * (bench/gem-insns.sh). Counting executions instead of sampling the clock is what
  * makes a difference of ten instructions a frame visible: under -icount a
  * timer-driven profile beats in step with the frame loop and its shares
  * are skewed by whole percents.
@@ -25,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -48,11 +56,19 @@ size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
 				    void (*cb)(qemu_plugin_id_t, void *), void *userdata);
+enum { QEMU_PLUGIN_CB_NO_REGS };
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+					  void (*cb)(unsigned int vcpu, void *userdata),
+					  int flags, void *userdata);
 
 EXPORT int qemu_plugin_version = 1;
 
-/* x86-64 kernel text, modules included: the top 2 GB. */
-#define KERNEL_START 0xffffffff80000000ull
+/* Where the kernel's text starts: x86-64's top 2 GB (modules included);
+ * on arm64 every address of the upper half.
+ */
+static uint64_t kernel_start = 0xffffffff80000000ull;
+static uint64_t mark_addr;
+static unsigned int marks;
 
 struct block {
 	uint64_t start, insns, runs;
@@ -63,6 +79,20 @@ static struct block *blocks;
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *out_path = "tb_insns.txt";
 
+static void write_to(const char *path);
+
+/* Runs in the vCPU's thread with the guest stopped at the mark, so the
+ * snapshot is exact.
+ */
+static void on_mark(unsigned int vcpu, void *userdata)
+{
+	char path[4096];
+
+	(void)vcpu, (void)userdata;
+	snprintf(path, sizeof(path), "%s.%u", out_path, ++marks);
+	write_to(path);
+}
+
 /* A block translated again (after a flush) gets a second record; the
  * reader adds them up by address.
  */
@@ -72,7 +102,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	struct block *b;
 
 	(void)id;
-	if (start < KERNEL_START)
+	if (mark_addr && start == mark_addr)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
+	if (start < kernel_start)
 		return;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -87,30 +119,42 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &b->runs, 1);
 }
 
-static void write_blocks(qemu_plugin_id_t id, void *userdata)
+static void write_to(const char *path)
 {
-	FILE *f = fopen(out_path, "w");
+	FILE *f = fopen(path, "w");
 
-	(void)id, (void)userdata;
 	if (!f) {
-		perror(out_path);
+		perror(path);
 		return;
 	}
+	pthread_mutex_lock(&blocks_lock);
 	for (struct block *b = blocks; b; b = b->next)
 		if (b->runs)
 			fprintf(f, "%llx %llu %llu\n", (unsigned long long)b->start,
 				(unsigned long long)b->insns, (unsigned long long)b->runs);
+	pthread_mutex_unlock(&blocks_lock);
 	fclose(f);
+}
+
+static void write_blocks(qemu_plugin_id_t id, void *userdata)
+{
+	(void)id, (void)userdata;
+	write_to(out_path);
 }
 
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 			       int argc, char **argv)
 {
 	const char *path = getenv("TB_INSNS_OUT");
+	const char *mark = getenv("TB_INSNS_MARK");
 
-	(void)info, (void)argc, (void)argv;
+	(void)argc, (void)argv;
 	if (path && *path)
 		out_path = path;
+	if (mark && *mark)
+		mark_addr = strtoull(mark, NULL, 16);
+	if (info->target_name && !strcmp(info->target_name, "aarch64"))
+		kernel_start = 0xffff000000000000ull;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, write_blocks, NULL);
 	return 0;
