@@ -4,11 +4,13 @@
 # iperf3 UDP stream from the peer (the host's tap) into the board, and once
 # it runs, one counted window (bench/tcg/insns_mark.c) of SECONDS:
 #
-#   WINDOW <mode>/<len> rx=<frames> udp_in=<datagrams> rcvbuf_errors=<n> ns=<ns>
+#   WINDOW <mode>/<len> rx=<frames> udp_in=<datagrams> rcvbuf_errors=<n>
+#          tcp_in=<segments> ns=<ns>
 #
 # Modes: none (no program), pass (XDP_PASS of every frame), drop (XDP_DROP
 # of UDP); native where the driver has XDP, else generic (the mode is
-# printed). The program is attached once the stream runs: iperf3's UDP
+# printed); tcp: a TCP stream from the peer paced at RATE segments of 1448
+# bytes a second, no program, once (the sizes do not apply). The program is attached once the stream runs: iperf3's UDP
 # set-up exchange must not be dropped. The window starts a second after
 # the stream (and the program) are up and ends before the stream does.
 #
@@ -48,8 +50,10 @@ native=skb
 "$xdplab" status "$ifname" --json | grep -q '"xdp_features":"[^"]*BASIC' && native=native
 
 window() { # MODE LEN
-	local m=$1 len=$2 ipid xpid="" filter=""
-	timeout $((secs + 40)) iperf3 -c "$peer" -u -R -b $((rate * len * 8)) -l "$len" \
+	local m=$1 len=$2 ipid xpid="" filter="" udp=-u
+	[ "$m" != tcp ] || udp=""
+	# shellcheck disable=SC2086 # udp is one option or none
+	timeout $((secs + 40)) iperf3 -c "$peer" $udp -R -b $((rate * len * 8)) -l "$len" \
 		-t $((secs + 5)) >/dev/null 2>&1 &
 	ipid=$!
 	if ! wait_rx $((rate / 10)); then
@@ -57,7 +61,7 @@ window() { # MODE LEN
 		wait "$ipid"
 		return
 	fi
-	if [ "$m" != none ]; then
+	if [ "$m" = pass ] || [ "$m" = drop ]; then
 		[ "$m" = drop ] && filter="--proto udp"
 		# shellcheck disable=SC2086 # filter is one option or none
 		"$xdplab" "$m" "$ifname" $filter --mode "$native" -d $((secs + 3)) -q >/dev/null 2>&1 &
@@ -65,7 +69,7 @@ window() { # MODE LEN
 		wait_prog || { echo "SKIP $m/$len: the program did not attach"; kill "$xpid"; wait; return; }
 	fi
 	sleep 1
-	echo "MODE $m/$len $([ "$m" = none ] && echo none || echo "$native")"
+	echo "MODE $m/$len $([ -z "$xpid" ] && echo none || echo "$native")"
 	"$mark" "$ifname" "$secs" "$m/$len"
 	[ -z "$xpid" ] || wait "$xpid"
 	wait "$ipid"
@@ -75,6 +79,10 @@ ip link set "$ifname" mtu 1500 2>/dev/null
 ping -q -c 2 -W 2 "$peer" >/dev/null 2>&1
 echo "BENCH kernel $(uname -r) offered $rate pps, windows of $secs s"
 for m in $modes; do
+	if [ "$m" = tcp ]; then
+		window tcp 1448
+		continue
+	fi
 	for len in $sizes; do
 		window "$m" "$len"
 	done

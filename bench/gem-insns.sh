@@ -4,7 +4,8 @@
 # Seed 004's question on the emulated GEM board, in instructions: how many
 # kernel instructions a received frame costs with stock macb and with
 # kernel-patches/macb, by function, at each size, with no program, with
-# XDP_PASS and with XDP_DROP (stock: generic XDP; the series: native).
+# XDP_PASS and with XDP_DROP (stock: generic XDP; the series: native), and
+# for a TCP stream.
 #
 # Each kernel boots in a QEMU -icount guest with the bench/tcg/tb_insns.c
 # plugin, which counts every kernel instruction by translation block. The
@@ -28,7 +29,8 @@
 #               falls behind under -icount, so both see every frame)
 #   -l SIZES    UDP payload lengths (default "64 128 512 1472": the last two
 #               above the series' 256-byte copybreak, the page-built path)
-#   -x MODES    of none, pass, drop (default all three)
+#   -x MODES    of none, pass, drop, tcp (default all four; tcp is one
+#               measurement, 1448-byte segments, whatever -l says)
 #   -m MIN      by-function rows whose instructions a frame differ by at
 #               least MIN (default 20)
 #   -s, -p      the stock and the patched board Image
@@ -40,7 +42,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 me=gem-insns
-rounds=3 secs=3 rate=5000 sizes="64 128 512 1472" modes="none pass drop" min=20 keep=0
+rounds=3 secs=3 rate=5000 sizes="64 128 512 1472" modes="none pass drop tcp" min=20 keep=0
 stock="" patched=""
 argv=("$@")
 die() { echo "$me: $1${2:+ (hint: $2)}" >&2; exit 1; }
@@ -61,7 +63,7 @@ done
 [[ "$rounds" =~ ^[1-9][0-9]*$ && "$secs" =~ ^[1-9][0-9]*$ && "$rate" =~ ^[1-9][0-9]*$ ]] ||
 	die "-r, -d and -b take positive integers" "bench/gem-insns.sh -r 3 -d 4 -b 5000 -s IMG -p IMG"
 for m in $modes; do
-	case $m in none | pass | drop) ;; *) die "unknown mode '$m'" "-x \"none pass drop\"" ;; esac
+	case $m in none | pass | drop | tcp) ;; *) die "unknown mode '$m'" "-x \"none pass drop tcp\"" ;; esac
 done
 for s in $sizes; do
 	[[ "$s" =~ ^[1-9][0-9]*$ && "$s" -le 1472 ]] || die "size '$s' is not a UDP payload length up to 1472" "-l \"64 1472\""
@@ -101,7 +103,7 @@ for r in $(seq "$rounds"); do
 	done
 done
 
-python3 - "$out" "$rounds" "$min" "$me.sh ${argv[*]}" <<'PY'
+python3 - "$out" "$rounds" "$min" "$me.sh $(printf "%q " "${argv[@]}")" <<'PY'
 import bisect, collections, os, statistics, sys
 out, rounds, mn, cmd = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 
@@ -148,7 +150,8 @@ for (r, k), ws in sorted(win.items()):
         per[(k, name)].append(sum(d.values()))
         funcs[(k, name)].append(d)
         frames[(k, name)].append(rx)
-        delivered[(k, name)].append(int(kv["udp_in"]) / rx)
+        got = kv.get("tcp_in", "0") if name.startswith("tcp/") else kv["udp_in"]
+        delivered[(k, name)].append(int(got) / rx)
 
 def mmm(v, fmt):
     return f"{fmt % statistics.median(v)} ({fmt % min(v)}–{fmt % max(v)})" if v else "–"
@@ -166,7 +169,7 @@ for name in names:
 summary = "\n".join(lines) + (
     f"\n\n{rounds} boots of each kernel, alternating; each cell median (min–max) over the boots; "
     "kernel instructions a frame: all kernel instructions in the window / the GEM's rx_packets in it; "
-    "to the socket: UDP datagrams delivered / frames (0 under XDP_DROP).\n")
+    "to the socket: UDP datagrams delivered (TCP segments received, for tcp) / frames (0 under XDP_DROP).\n")
 if skips:
     summary += "\nnot counted: " + "; ".join(skips) + "\n"
 summary += f"\nreproduce: `bench/{cmd}`\n"

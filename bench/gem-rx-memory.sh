@@ -56,7 +56,7 @@ for k in stock patched; do
 		die "no measurement in the $k guest's output" "see $out/$k.log"
 done
 
-python3 - "$out" "$me.sh ${argv[*]}" <<'PY' | tee "$out/table.md"
+python3 - "$out" "$me.sh $(printf "%q " "${argv[@]}")" <<'PY' | tee "$out/table.md"
 import statistics, sys
 out, cmd = sys.argv[1], sys.argv[2]
 rows, order, skips = {}, [], []

@@ -4,7 +4,8 @@
  * interface's and UDP's counters, runs the mark, sleeps SECONDS, runs the
  * mark again and reads the counters again, then prints
  *
- *	WINDOW <label> rx=<frames> udp_in=<datagrams> rcvbuf_errors=<n> ns=<ns>
+ *	WINDOW <label> rx=<frames> udp_in=<datagrams> rcvbuf_errors=<n>
+ *	       tcp_in=<segments> ns=<ns>
  *
  * The mark is a function the linker puts at a fixed address
  * (INSNS_MARK_ADDR, the Makefile's --section-start); the tb_insns plugin,
@@ -42,21 +43,28 @@ static unsigned long long read_ull(const char *path)
 	return v;
 }
 
-/* The second "Udp:" line of /proc/net/snmp: InDatagrams is field 1,
- * RcvbufErrors field 5.
+struct snmp {
+	unsigned long long udp_in, rcvbuf_errors, tcp_in;
+};
+
+/* /proc/net/snmp: the second "Udp:" line's InDatagrams (field 1) and
+ * RcvbufErrors (5), the second "Tcp:" line's InSegs (10).
  */
-static void read_udp(unsigned long long *in, unsigned long long *rcvbuf)
+static void read_snmp(struct snmp *c)
 {
+	int udp = 0, tcp = 0;
 	char line[1024];
-	int seen = 0;
 	FILE *f = fopen("/proc/net/snmp", "r");
 
-	*in = *rcvbuf = 0;
+	memset(c, 0, sizeof(*c));
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Udp:", 4) && ++seen == 2)
-			sscanf(line + 4, "%llu %*u %*u %*u %llu", in, rcvbuf);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Udp:", 4) && ++udp == 2)
+			sscanf(line + 4, "%llu %*u %*u %*u %llu", &c->udp_in, &c->rcvbuf_errors);
+		if (!strncmp(line, "Tcp:", 4) && ++tcp == 2)
+			sscanf(line + 4, "%*d %*d %*d %*d %*u %*u %*u %*u %*u %llu", &c->tcp_in);
+	}
 	fclose(f);
 }
 
@@ -70,7 +78,8 @@ static long long now_ns(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long long rx0, rx1, in0, in1, err0, err1;
+	unsigned long long rx0, rx1;
+	struct snmp c0, c1;
 	struct timespec len = { 0 };
 	char path[256];
 	long long t0, t1;
@@ -82,7 +91,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", argv[1]);
 	len.tv_sec = atoi(argv[2]);
 
-	read_udp(&in0, &err0);
+	read_snmp(&c0);
 	rx0 = read_ull(path);
 	t0 = now_ns();
 	insns_mark();
@@ -90,8 +99,9 @@ int main(int argc, char **argv)
 	insns_mark();
 	t1 = now_ns();
 	rx1 = read_ull(path);
-	read_udp(&in1, &err1);
-	printf("WINDOW %s rx=%llu udp_in=%llu rcvbuf_errors=%llu ns=%lld\n", argv[3],
-	       rx1 - rx0, in1 - in0, err1 - err0, t1 - t0);
+	read_snmp(&c1);
+	printf("WINDOW %s rx=%llu udp_in=%llu rcvbuf_errors=%llu tcp_in=%llu ns=%lld\n",
+	       argv[3], rx1 - rx0, c1.udp_in - c0.udp_in, c1.rcvbuf_errors - c0.rcvbuf_errors,
+	       c1.tcp_in - c0.tcp_in, t1 - t0);
 	return 0;
 }
