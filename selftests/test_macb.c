@@ -743,10 +743,12 @@ TEST(macb_xdp_recycle_sync)
 #undef INSN
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_XDP);
 	struct gem_kprobe all = {}, shorter = {};
-	char ifname[IF_NAMESIZE], why[160], filter[64];
+	char ifname[IF_NAMESIZE], why[160], filter[64], mac[32] = "";
 	const char *peer = macb_peer(), *no;
 	int fd = -1, ifindex = 0;
 	long n_all, n_short;
+	bool pinned = false;
+	long long rx;
 
 	if (!gem_and_peer(ifname, peer))
 		return;
@@ -761,8 +763,19 @@ TEST(macb_xdp_recycle_sync)
 	}
 	ifindex = if_nametoindex(ifname);
 	wait_carrier(ifname, 10);
-	/* the program drops ARP replies too: resolve the peer first */
-	ping_peer(ifname, peer, 56, 1, "0.1");
+	/* the program drops ARP replies too: resolve the peer first and pin
+	 * its entry while the program runs
+	 */
+	for (int i = 0; i < 5 && ping_peer(ifname, peer, 56, 1, "0.1"); i++)
+		sleep(1);
+	if (sh_out(mac, sizeof(mac), "ip neigh show %s dev %s | sed -n 's/.* lladdr \\([^ ]*\\).*/\\1/p'",
+		   peer, ifname) || strlen(mac) < 17) {
+		test__report(false, __FILE__, __LINE__, "the peer's neighbour entry",
+			     "%s did not answer pings: no lladdr", peer);
+		return;
+	}
+	mac[17] = 0;
+	pinned = !sh("ip neigh replace %s lladdr %s dev %s nud permanent", peer, mac, ifname);
 	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "grow_shrink", "GPL", prog,
 			   sizeof(prog) / sizeof(prog[0]), &o);
 	if (!ASSERT_GE(fd, 0, "grow, shrink and drop program") ||
@@ -779,13 +792,16 @@ TEST(macb_xdp_recycle_sync)
 		       "kprobe page_pool_put_unrefed_netmem, short syncs"))
 		goto out;
 	/* the replies are dropped: ping fails, and is meant to */
+	rx = rx_packets(ifname);
 	ping_peer(ifname, peer, 56, 20, "0.05");
+	rx = rx_packets(ifname) - rx;
 	n_all = gem_kprobe_hits(&all);
 	n_short = gem_kprobe_hits(&shorter);
 	if (test__verbose())
-		printf("    page pool puts: %ld, of which synced for fewer than %d bytes: %ld\n",
-		       n_all, 60 + GROW_SHRINK, n_short);
-	ASSERT_GE(n_all, 15, "page pool puts while the program dropped the replies");
+		printf("    frames received: %lld; page pool puts: %ld, of which synced for fewer than %d bytes: %ld\n",
+		       rx, n_all, 60 + GROW_SHRINK, n_short);
+	ASSERT_GE(rx, 15, "frames received while the program ran (the ping replies)");
+	ASSERT_GE(n_all, rx, "page pool puts, one a dropped frame");
 	ASSERT_EQ(n_short, 0, "puts synced short of the grown-and-shrunk tail");
 out:
 	gem_kprobe_del(&shorter);
@@ -794,6 +810,8 @@ out:
 		bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
 	if (fd >= 0)
 		close(fd);
+	if (pinned)	/* back to an entry the kernel confirms again */
+		sh("ip neigh replace %s lladdr %s dev %s nud stale", peer, mac, ifname);
 	wait_carrier(ifname, 10);
 }
 
