@@ -8,7 +8,7 @@
 #          tcp_in=<segments> ns=<ns>
 #
 # Modes: none (no program), pass (XDP_PASS of every frame), drop (XDP_DROP
-# of UDP); native where the driver has XDP, else generic (the mode is
+# of UDP), tx (XDP_TX of UDP: every datagram goes back to the peer); native where the driver has XDP, else generic (the mode is
 # printed); tcp: a TCP stream from the peer paced at RATE segments of 1448
 # bytes a second, no program, once (the sizes do not apply). The program is attached once the stream runs: iperf3's UDP
 # set-up exchange must not be dropped. The window starts a second after
@@ -61,8 +61,8 @@ window() { # MODE LEN
 		wait "$ipid"
 		return
 	fi
-	if [ "$m" = pass ] || [ "$m" = drop ]; then
-		[ "$m" = drop ] && filter="--proto udp"
+	if [ "$m" = pass ] || [ "$m" = drop ] || [ "$m" = tx ]; then
+		[ "$m" = pass ] || filter="--proto udp"
 		# shellcheck disable=SC2086 # filter is one option or none
 		"$xdplab" "$m" "$ifname" $filter --mode "$native" -d $((secs + 3)) -q >/dev/null 2>&1 &
 		xpid=$!

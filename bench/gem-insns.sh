@@ -29,8 +29,9 @@
 #               falls behind under -icount, so both see every frame)
 #   -l SIZES    UDP payload lengths (default "64 128 512 1472": the last two
 #               above the series' 256-byte copybreak, the page-built path)
-#   -x MODES    of none, pass, drop, tcp (default all four; tcp is one
-#               measurement, 1448-byte segments, whatever -l says)
+#   -x MODES    of none, pass, drop, tx, tcp (default: none pass drop
+#               tcp; tx is XDP_TX of every datagram back to the peer; tcp
+#               is one measurement, 1448-byte segments, whatever -l says)
 #   -m MIN      by-function rows whose instructions a frame differ by at
 #               least MIN (default 20)
 #   -s, -p      the stock and the patched board Image
@@ -57,13 +58,13 @@ while getopts r:d:b:l:x:m:s:p:kh o; do
 	s) stock=$(realpath "$OPTARG") ;;
 	p) patched=$(realpath "$OPTARG") ;;
 	k) keep=1 ;;
-	*) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '3,42p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ && "$secs" =~ ^[1-9][0-9]*$ && "$rate" =~ ^[1-9][0-9]*$ ]] ||
 	die "-r, -d and -b take positive integers" "bench/gem-insns.sh -r 3 -d 4 -b 5000 -s IMG -p IMG"
 for m in $modes; do
-	case $m in none | pass | drop | tcp) ;; *) die "unknown mode '$m'" "-x \"none pass drop tcp\"" ;; esac
+	case $m in none | pass | drop | tx | tcp) ;; *) die "unknown mode '$m'" "-x \"none pass drop tx tcp\"" ;; esac
 done
 for s in $sizes; do
 	[[ "$s" =~ ^[1-9][0-9]*$ && "$s" -le 1472 ]] || die "size '$s' is not a UDP payload length up to 1472" "-l \"64 1472\""
@@ -169,7 +170,7 @@ for name in names:
 summary = "\n".join(lines) + (
     f"\n\n{rounds} boots of each kernel, alternating; each cell median (min–max) over the boots; "
     "kernel instructions a frame: all kernel instructions in the window / the GEM's rx_packets in it; "
-    "to the socket: UDP datagrams delivered (TCP segments received, for tcp) / frames (0 under XDP_DROP).\n")
+    "to the socket: UDP datagrams delivered (TCP segments received, for tcp) / frames (0 under XDP_DROP and XDP_TX).\n")
 if skips:
     summary += "\nnot counted: " + "; ".join(skips) + "\n"
 summary += f"\nreproduce: `bench/{cmd}`\n"

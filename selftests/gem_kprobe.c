@@ -61,6 +61,22 @@ long gem_kprobe_hits(const struct gem_kprobe *k)
 	return atol(n);
 }
 
+long gem_kprobe_fired(const struct gem_kprobe *k)
+{
+	char n[32];
+
+	if (!k->added ||
+	    sh_out(n, sizeof(n), "awk '$1 == \"%s\" { print $2 }' " TRACEFS "/kprobe_profile", k->name) ||
+	    !*n)
+		return -1;
+	return atol(n);
+}
+
+void gem_kprobe_clear(void)
+{
+	sh("echo > " TRACEFS "/trace");
+}
+
 void gem_kprobe_del(struct gem_kprobe *k)
 {
 	if (!k->added)

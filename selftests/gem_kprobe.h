@@ -33,6 +33,13 @@ int gem_kprobe_add(struct gem_kprobe *k, const char *name, const char *probe,
 		   const char *filter);
 /* Calls recorded since the add; -1 if the trace cannot be read. */
 long gem_kprobe_hits(const struct gem_kprobe *k);
+/* Times the probe fired since it was added, filter or not, from
+ * kprobe_profile (not the trace buffer); -1 if unreadable. What tells a
+ * probe that never fired from a trace that lost its events.
+ */
+long gem_kprobe_fired(const struct gem_kprobe *k);
+/* Forgets the calls recorded so far, for every event. */
+void gem_kprobe_clear(void);
 /* Removes the event (safe on one never added). */
 void gem_kprobe_del(struct gem_kprobe *k);
 

@@ -30,9 +30,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <linux/ethtool.h>
 #include <linux/genetlink.h>
 #include <linux/if_link.h>
@@ -351,13 +354,32 @@ static int ping_peer(const char *ifname, const char *peer, int size, int count, 
 	return sh("ping -q -I %s -c %d -i %s -W 2 -s %d %s", ifname, count, interval, size, peer);
 }
 
-static long long rx_packets(const char *ifname)
+/* The peer's MAC address, resolved by pinging it; false (and a failed
+ * check) if it does not answer.
+ */
+static bool peer_mac(const char *ifname, const char *peer, char mac[32])
+{
+	*mac = 0;
+	for (int i = 0; i < 5 && ping_peer(ifname, peer, 56, 1, "0.1"); i++)
+		sleep(1);
+	if (sh_out(mac, 32, "ip neigh show %s dev %s | sed -n 's/.* lladdr \\([^ ]*\\).*/\\1/p'",
+		   peer, ifname) || strlen(mac) < 17) {
+		test__report(false, __FILE__, __LINE__, "the peer's neighbour entry",
+			     "%s did not answer pings: no lladdr", peer);
+		return false;
+	}
+	mac[17] = 0;
+	return true;
+}
+
+/* /sys/class/net/IFNAME/statistics/NAME, or -1 */
+static long long if_stat(const char *ifname, const char *name)
 {
 	char path[128];
 	long long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", ifname);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", ifname, name);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%lld", &v) != 1)
@@ -365,6 +387,11 @@ static long long rx_packets(const char *ifname)
 		fclose(f);
 	}
 	return v;
+}
+
+static long long rx_packets(const char *ifname)
+{
+	return if_stat(ifname, "rx_packets");
 }
 
 /* What `xdplab status` says the driver can do, e.g. "BASIC REDIRECT ..." */
@@ -766,15 +793,8 @@ TEST(macb_xdp_recycle_sync)
 	/* the program drops ARP replies too: resolve the peer first and pin
 	 * its entry while the program runs
 	 */
-	for (int i = 0; i < 5 && ping_peer(ifname, peer, 56, 1, "0.1"); i++)
-		sleep(1);
-	if (sh_out(mac, sizeof(mac), "ip neigh show %s dev %s | sed -n 's/.* lladdr \\([^ ]*\\).*/\\1/p'",
-		   peer, ifname) || strlen(mac) < 17) {
-		test__report(false, __FILE__, __LINE__, "the peer's neighbour entry",
-			     "%s did not answer pings: no lladdr", peer);
+	if (!peer_mac(ifname, peer, mac))
 		return;
-	}
-	mac[17] = 0;
 	pinned = !sh("ip neigh replace %s lladdr %s dev %s nud permanent", peer, mac, ifname);
 	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "grow_shrink", "GPL", prog,
 			   sizeof(prog) / sizeof(prog[0]), &o);
@@ -801,7 +821,9 @@ TEST(macb_xdp_recycle_sync)
 		printf("    frames received: %lld; page pool puts: %ld, of which synced for fewer than %d bytes: %ld\n",
 		       rx, n_all, 60 + GROW_SHRINK, n_short);
 	ASSERT_GE(rx, 15, "frames received while the program ran (the ping replies)");
-	ASSERT_GE(n_all, rx, "page pool puts, one a dropped frame");
+	if (!ASSERT_GE(n_all, rx, "page pool puts, one a dropped frame"))
+		printf("    the probe fired %ld times by kprobe_profile (traced: %ld)\n",
+		       gem_kprobe_fired(&all), n_all);
 	ASSERT_EQ(n_short, 0, "puts synced short of the grown-and-shrunk tail");
 out:
 	gem_kprobe_del(&shorter);
@@ -813,6 +835,268 @@ out:
 	if (pinned)	/* back to an entry the kernel confirms again */
 		sh("ip neigh replace %s lladdr %s dev %s nud stale", peer, mac, ifname);
 	wait_carrier(ifname, 10);
+}
+
+/* XDP frames and the stack share the GEM's TX ring (issue 20, "XDP TX flow
+ * control"). macb_start_xmit() must never find the ring full behind an
+ * awake queue, which it answers with NETDEV_TX_BUSY, its "hard error"
+ * branch, and the qdisc with a requeue: the XDP producers leave the stack
+ * a quarter of the ring (19/19 of v6; before, they filled it). A TX ring
+ * of 64 and XDP frames in bursts of 64 fill what XDP may use; a UDP sender
+ * on the stack runs all along. What is counted is macb_start_xmit()'s
+ * return value. Subtests: ndo_xdp_xmit (live frames from trafficgen),
+ * xdp_tx (a UDP flood from the peer that XDP_TX sends back), and
+ * xdp_xmit_flush: one batch of 256 live frames, which devmap hands the
+ * driver as 16 bulks of 16, only the last with XDP_XMIT_FLUSH. When the
+ * first bulks fill the ring the flush queues nothing; the GEM must be
+ * kicked all the same (18/19 of v6), or the frames queued wait for the
+ * stack's next one.
+ */
+#define TX_FLOW_RING 64
+#define TX_FLOW_SECS 3
+#define TX_FLOW_CPORT 5299	/* iperf3 --cport: the port XDP_TX sends back */
+#define NETDEV_TX_BUSY_STR "16"	/* NETDEV_TX_BUSY, 0x10 */
+
+/* A UDP sender on the stack, out of ifname to the peer's discard port, as
+ * fast as the socket takes it, for secs; *sent counts the datagrams taken
+ * (a shared mapping).
+ */
+static pid_t stack_udp_sender(const char *ifname, const char *peer, double secs, long *sent)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	char buf[64] = "";
+	double end;
+	pid_t pid;
+	int fd;
+
+	pid = fork();
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || inet_pton(AF_INET, peer, &to.sin_addr) != 1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, strlen(ifname)))
+		_exit(1);
+	for (end = now_secs() + secs; now_secs() < end;)
+		if (sendto(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&to,
+			   sizeof(to)) > 0)
+			__atomic_add_fetch(sent, 1, __ATOMIC_RELAXED);
+	_exit(0);
+}
+
+static void reap(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
+}
+
+static long long tx_packets(const char *ifname)
+{
+	return if_stat(ifname, "tx_packets");
+}
+
+/* Waits (bounded) until the GEM has sent at least until_tx frames in all
+ * (0: until tx_packets stops moving for half a second).
+ */
+static bool tx_drained(const char *ifname, long long until_tx, double bound)
+{
+	double end = now_secs() + bound;
+	long long last = -1;
+
+	while (now_secs() < end) {
+		long long t = tx_packets(ifname);
+
+		if (until_tx ? t >= until_tx : t == last)
+			return true;
+		last = t;
+		usleep(until_tx ? 50000 : 500000);
+	}
+	return false;
+}
+
+/* The flood from the peer is running once frames arrive at a rate:
+ * 200 more within a bound.
+ */
+static bool rx_flowing(const char *ifname, double bound)
+{
+	long long rx0 = rx_packets(ifname);
+	double end = now_secs() + bound;
+
+	while (now_secs() < end) {
+		if (rx_packets(ifname) - rx0 >= 200)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+TEST(macb_xdp_tx_flow)
+{
+	static const char *const subs[] = { "xdp_xmit_flush", "ndo_xdp_xmit", "xdp_tx" };
+	struct gem_kprobe busy = {};
+	char ifname[IF_NAMESIZE], why[160], mac[32], args[192];
+	const char *peer = macb_peer(), *no;
+	int rx = 0, tx = 0;
+	pid_t sender = -1, flood = -1;
+	long *stack_sent = MAP_FAILED;
+	bool pinned = false, v6off = false;
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	if (!has_xdp(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	no = gem_kprobe_unavailable();
+	if (no) {
+		test__skip("%s", no);
+		return;
+	}
+	if (link_get_rings(NULL, ifname, &rx, &tx) ||
+	    link_set_rings(NULL, ifname, rx, TX_FLOW_RING)) {
+		test__skip("%s: ethtool -G tx %d refused", ifname, TX_FLOW_RING);
+		return;
+	}
+	wait_carrier(ifname, 20);
+	if (!peer_mac(ifname, peer, mac))
+		goto out;
+	/* the stack quiet but for what a subtest sends: no neighbour
+	 * probes, no IPv6 router solicitations or MLD reports after the
+	 * ring resize's link up (each would write TSTART)
+	 */
+	pinned = !sh("ip neigh replace %s lladdr %s dev %s nud permanent", peer, mac, ifname);
+	v6off = !sh("test \"$(sysctl -n net.ipv6.conf.%s.disable_ipv6 2>/dev/null)\" = 0 && "
+		    "sysctl -qw net.ipv6.conf.%s.disable_ipv6=1", ifname, ifname);
+	/* only the BUSY returns are traced: all of them would overrun the
+	 * trace buffer and lose the oldest
+	 */
+	if (!ASSERT_OK(gem_kprobe_add(&busy, "start_xmit_busy", "macb_start_xmit%return ret=$retval:s32",
+				      "ret == " NETDEV_TX_BUSY_STR), "kretprobe macb_start_xmit"))
+		goto out;
+	stack_sent = mmap(NULL, sizeof(*stack_sent), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!ASSERT_NEQ(stack_sent, MAP_FAILED, "shared counter"))
+		goto out;
+
+	for (unsigned int sub = 0; sub < sizeof(subs) / sizeof(subs[0]); sub++) {
+		const char *stat = sub == 2 ? "xdp_tx" : "xdp_xmit";
+		struct estats a, b;
+		struct cli_bg bg;
+		long long sent, refused, tx0;
+		char out[4096];
+		bool attached = false;
+		long n_busy;
+
+		if (!test__start_subtest(subs[sub]))
+			continue;
+		if (!ASSERT_TRUE(tx_drained(ifname, 0, 5), "the GEM's TX at rest before the subtest"))
+			continue;
+		if (estats_read(ifname, &a))
+			memset(&a, 0, sizeof(a));
+		if (sub == 0) {
+			/* every frame queued must leave at once; without a
+			 * kick they wait for the stack's next frame on any
+			 * queue (TSTART starts them all), which comes within
+			 * seconds even on a quiet stack
+			 */
+			tx0 = tx_packets(ifname);
+			snprintf(args, sizeof(args), "trafficgen %s -n 256 --batch 256 --dst-mac %s --json -q",
+				 ifname, mac);
+			if (!ASSERT_OK(cli_start(&bg, NULL, args), "trafficgen") ||
+			    !ASSERT_EQ(cli_stop(&bg, 0, 20, out, sizeof(out)), 0, "trafficgen's exit status"))
+				goto next;
+			if (estats_read(ifname, &b))
+				memset(&b, 0, sizeof(b));
+			sent = estat_delta(&a, &b, "xdp_xmit");
+			ASSERT_TRUE(tx_drained(ifname, tx0 + sent, 1), "every frame queued sent within 1 s");
+			if (test__verbose())
+				printf("    queued %lld, refused %lld, sent %lld\n", sent,
+				       estat_delta(&a, &b, "xdp_xmit_err"), tx_packets(ifname) - tx0);
+			ASSERT_GT(sent, 0, "frames ndo_xdp_xmit() queued");
+			ASSERT_GT(estat_delta(&a, &b, "xdp_xmit_err"), 0,
+				  "frames refused (the bulks filled the ring)");
+			estats_free(&b);
+			goto next;
+		}
+		/* the stack sends all along; its TSTARTs also keep QEMU's
+		 * GEM receiving the flood (it stops at a full RX ring until
+		 * the next one)
+		 */
+		*stack_sent = 0;
+		sender = stack_udp_sender(ifname, peer, TX_FLOW_SECS + (sub == 2 ? 15 : 1), stack_sent);
+		if (sub == 1) {
+			/* live frames into ndo_xdp_xmit from both CPUs, so
+			 * both TX queues (the stack's flow is on one of them)
+			 */
+			gem_kprobe_clear();
+			snprintf(args, sizeof(args), "trafficgen %s -t 2 -d %d --dst-mac %s --json -q",
+				 ifname, TX_FLOW_SECS, mac);
+			if (ASSERT_OK(cli_start(&bg, NULL, args), "trafficgen"))
+				ASSERT_EQ(cli_stop(&bg, 0, TX_FLOW_SECS + 20, out, sizeof(out)), 0,
+					  "trafficgen's exit status");
+		} else {
+			/* the peer floods the GEM with UDP to TX_FLOW_CPORT,
+			 * which XDP_TX sends back; attached once the flood
+			 * runs, since iperf3's UDP handshake uses that port
+			 */
+			snprintf(args, sizeof(args), "exec iperf3 -c %s --connect-timeout 5000 -u -R -b 0 "
+				 "-l 1400 --cport %d -t %d >/dev/null 2>&1", peer, TX_FLOW_CPORT,
+				 TX_FLOW_SECS + 12);
+			flood = fork();
+			if (flood == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				execl("/bin/sh", "sh", "-c", args, (char *)NULL);
+				_exit(127);
+			}
+			if (!ASSERT_TRUE(rx_flowing(ifname, 10), "the peer's UDP flood arrives"))
+				goto next;
+			snprintf(args, sizeof(args), "tx %s --proto udp --port %d --json -q", ifname,
+				 TX_FLOW_CPORT);
+			attached = cli_attach(&bg, NULL, ifname, args);
+			if (!attached)
+				goto next;
+			estats_free(&a);
+			if (estats_read(ifname, &a))
+				memset(&a, 0, sizeof(a));
+			gem_kprobe_clear();
+			*stack_sent = 0;
+			/* the window the counts cover, not a wait for a state */
+			usleep(TX_FLOW_SECS * 1000000);
+		}
+		n_busy = gem_kprobe_hits(&busy);
+		if (estats_read(ifname, &b))
+			memset(&b, 0, sizeof(b));
+		sent = estat_delta(&a, &b, stat);
+		refused = estat_delta(&a, &b, sub == 2 ? "xdp_tx_err" : "xdp_xmit_err");
+		if (test__verbose())
+			printf("    %s %lld, %s_err %lld; the stack's datagrams %ld; macb_start_xmit() "
+			       "returned NETDEV_TX_BUSY %ld times\n", stat, sent, stat, refused,
+			       *stack_sent, n_busy);
+		ASSERT_GE(sent, 1000, "XDP frames sent");
+		ASSERT_GT(refused, 0, "XDP frames refused by a full ring (the state under test)");
+		ASSERT_GE(*stack_sent, 100, "datagrams the stack took meanwhile");
+		ASSERT_EQ(n_busy, 0, "macb_start_xmit() returning NETDEV_TX_BUSY");
+		estats_free(&b);
+next:
+		if (attached)
+			cli_detach(&bg, ifname);
+		estats_free(&a);
+		reap(&flood);
+		reap(&sender);
+	}
+out:
+	gem_kprobe_del(&busy);
+	if (stack_sent != MAP_FAILED)
+		munmap(stack_sent, sizeof(*stack_sent));
+	if (v6off)
+		sh("sysctl -qw net.ipv6.conf.%s.disable_ipv6=0", ifname);
+	if (pinned)	/* back to an entry the kernel confirms again */
+		sh("ip neigh replace %s lladdr %s dev %s nud stale", peer, mac, ifname);
+	link_set_rings(NULL, ifname, rx, tx);
+	wait_carrier(ifname, 20);
 }
 
 /* A program without frags support is refused above the one-buffer MTU,
