@@ -37,8 +37,11 @@ static int vsh(char *out, size_t len, const char *fmt, va_list ap)
 	if (!out) {
 		char quiet[1100];
 
-		snprintf(quiet, sizeof(quiet), "%s%s", cmd,
-			 netns_verbose ? "" : " >/dev/null 2>&1");
+		/* Braces, so that the redirection is the whole command's: put
+		 * after the last simple command, it would be that command's
+		 * last, and "echo 1 > file >/dev/null" writes nothing to file.
+		 */
+		snprintf(quiet, sizeof(quiet), netns_verbose ? "%s" : "{ %s\n} >/dev/null 2>&1", cmd);
 		st = system(quiet);
 	} else {
 		f = popen(cmd, "r");
