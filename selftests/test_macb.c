@@ -31,6 +31,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -854,6 +856,7 @@ out:
  */
 #define TX_FLOW_RING 64
 #define TX_FLOW_SECS 3
+#define TX_FLOW_MANY_MIN 500
 #define TX_FLOW_CPORT 5299	/* iperf3 --cport: the port XDP_TX sends back */
 #define NETDEV_TX_BUSY_STR "16"	/* NETDEV_TX_BUSY, 0x10 */
 
@@ -881,6 +884,51 @@ static pid_t stack_udp_sender(const char *ifname, const char *peer, double secs,
 		if (sendto(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&to,
 			   sizeof(to)) > 0)
 			__atomic_add_fetch(sent, 1, __ATOMIC_RELAXED);
+	_exit(0);
+}
+
+/* Like stack_udp_sender(), but each datagram is TX_FLOW_FRAGS pieces of
+ * 64 bytes, each from a page of its own, spliced from a pipe: an skb of
+ * that many fragments, one descriptor each on the GEM, plus its head.
+ */
+#define TX_FLOW_FRAGS 16
+static pid_t stack_frags_sender(const char *ifname, const char *peer, double secs, long *sent)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct iovec iov[TX_FLOW_FRAGS];
+	static char pages[TX_FLOW_FRAGS][4096] __attribute__((aligned(4096)));
+	char junk[TX_FLOW_FRAGS * 64];
+	int fd, p[2];
+	double end;
+	pid_t pid;
+
+	pid = fork();
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	if (fd < 0 || inet_pton(AF_INET, peer, &to.sin_addr) != 1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, strlen(ifname)) ||
+	    connect(fd, (struct sockaddr *)&to, sizeof(to)) || pipe2(p, O_NONBLOCK))
+		_exit(1);
+	for (int i = 0; i < TX_FLOW_FRAGS; i++) {
+		memset(pages[i], 'a' + i, 64);
+		iov[i] = (struct iovec){ pages[i], 64 };
+	}
+	for (end = now_secs() + secs; now_secs() < end;) {
+		ssize_t n = vmsplice(p[1], iov, TX_FLOW_FRAGS, 0);
+
+		if (n > 0 && splice(p[0], NULL, fd, NULL, n, 0) == n) {
+			__atomic_add_fetch(sent, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		/* the socket's buffer is full (or an ICMP error came back):
+		 * empty the pipe, so that the next datagram is one again
+		 */
+		while (read(p[0], junk, sizeof(junk)) > 0)
+			;
+		usleep(1000);
+	}
 	_exit(0);
 }
 
@@ -935,7 +983,7 @@ static bool rx_flowing(const char *ifname, double bound)
 
 TEST(macb_xdp_tx_flow)
 {
-	static const char *const subs[] = { "xdp_xmit_flush", "ndo_xdp_xmit", "xdp_tx" };
+	static const char *const subs[] = { "xdp_xmit_flush", "ndo_xdp_xmit", "xdp_tx", "many_frags" };
 	struct gem_kprobe busy = {};
 	char ifname[IF_NAMESIZE], why[160], mac[32], args[192];
 	const char *peer = macb_peer(), *no;
@@ -982,12 +1030,12 @@ TEST(macb_xdp_tx_flow)
 		goto out;
 
 	for (unsigned int sub = 0; sub < sizeof(subs) / sizeof(subs[0]); sub++) {
-		const char *stat = sub == 2 ? "xdp_tx" : "xdp_xmit";
+		const char *stat = sub >= 2 ? "xdp_tx" : "xdp_xmit";
 		struct estats a, b;
 		struct cli_bg bg;
 		long long sent, refused, tx0;
 		char out[4096];
-		bool attached = false;
+		bool attached = false, xps = false;
 		long n_busy;
 
 		if (!test__start_subtest(subs[sub]))
@@ -1026,7 +1074,17 @@ TEST(macb_xdp_tx_flow)
 		 * the next one)
 		 */
 		*stack_sent = 0;
-		sender = stack_udp_sender(ifname, peer, TX_FLOW_SECS + (sub == 2 ? 15 : 1), stack_sent);
+		if (sub == 3) {
+			/* the stack's flow and XDP_TX on the same ring: every
+			 * CPU's frames to TX queue 0 (RX is queue 0's)
+			 */
+			xps = !sh("for q in /sys/class/net/%s/queues/tx-*; do echo 0 > $q/xps_cpus; done; "
+				  "echo ff > /sys/class/net/%s/queues/tx-0/xps_cpus", ifname, ifname);
+			sender = stack_frags_sender(ifname, peer, TX_FLOW_SECS + 15, stack_sent);
+		} else {
+			sender = stack_udp_sender(ifname, peer, TX_FLOW_SECS + (sub == 2 ? 15 : 1),
+						  stack_sent);
+		}
 		if (sub == 1) {
 			/* live frames into ndo_xdp_xmit from both CPUs, so
 			 * both TX queues (the stack's flow is on one of them)
@@ -1070,19 +1128,29 @@ TEST(macb_xdp_tx_flow)
 		if (estats_read(ifname, &b))
 			memset(&b, 0, sizeof(b));
 		sent = estat_delta(&a, &b, stat);
-		refused = estat_delta(&a, &b, sub == 2 ? "xdp_tx_err" : "xdp_xmit_err");
+		refused = estat_delta(&a, &b, sub >= 2 ? "xdp_tx_err" : "xdp_xmit_err");
 		if (test__verbose())
 			printf("    %s %lld, %s_err %lld; the stack's datagrams %ld; macb_start_xmit() "
 			       "returned NETDEV_TX_BUSY %ld times\n", stat, sent, stat, refused,
 			       *stack_sent, n_busy);
 		ASSERT_GE(sent, 1000, "XDP frames sent");
 		ASSERT_GT(refused, 0, "XDP frames refused by a full ring (the state under test)");
-		ASSERT_GE(*stack_sent, 100, "datagrams the stack took meanwhile");
-		ASSERT_EQ(n_busy, 0, "macb_start_xmit() returning NETDEV_TX_BUSY");
+		if (sub == 3) {
+			/* an skb of 17 descriptors, more than the quarter of
+			 * the ring XDP leaves: it must not wait for ever
+			 */
+			ASSERT_GE(*stack_sent, TX_FLOW_MANY_MIN,
+				  "datagrams of 16 fragments the stack got out");
+		} else {
+			ASSERT_GE(*stack_sent, 100, "datagrams the stack took meanwhile");
+			ASSERT_EQ(n_busy, 0, "macb_start_xmit() returning NETDEV_TX_BUSY");
+		}
 		estats_free(&b);
 next:
 		if (attached)
 			cli_detach(&bg, ifname);
+		if (xps)
+			sh("for q in /sys/class/net/%s/queues/tx-*; do echo 0 > $q/xps_cpus; done", ifname);
 		estats_free(&a);
 		reap(&flood);
 		reap(&sender);
