@@ -744,6 +744,28 @@ TEST(macb_cycles)
 	}
 }
 
+/* The GEM and its peer, native XDP and kprobe events, or skips saying
+ * which is missing
+ */
+static bool gem_xdp_kprobes(char ifname[IF_NAMESIZE], const char *peer)
+{
+	char why[160];
+	const char *no;
+
+	if (!gem_and_peer(ifname, peer))
+		return false;
+	if (!has_xdp(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return false;
+	}
+	no = gem_kprobe_unavailable();
+	if (no) {
+		test__skip("%s", no);
+		return false;
+	}
+	return true;
+}
+
 /* A program that grows a frame's tail by GROW_SHRINK bytes and shrinks it
  * back leaves the grown bytes written (bpf_xdp_adjust_tail() clears them)
  * past the final data_end. When the page goes back to the pool, the sync
@@ -772,24 +794,15 @@ TEST(macb_xdp_recycle_sync)
 #undef INSN
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_XDP);
 	struct gem_kprobe all = {}, shorter = {};
-	char ifname[IF_NAMESIZE], why[160], filter[64], mac[32] = "";
-	const char *peer = macb_peer(), *no;
+	char ifname[IF_NAMESIZE], filter[64], mac[32] = "";
+	const char *peer = macb_peer();
 	int fd = -1, ifindex = 0;
 	long n_all, n_short;
 	bool pinned = false;
 	long long rx;
 
-	if (!gem_and_peer(ifname, peer))
+	if (!gem_xdp_kprobes(ifname, peer))
 		return;
-	if (!has_xdp(ifname, why, sizeof(why))) {
-		test__skip("%s", why);
-		return;
-	}
-	no = gem_kprobe_unavailable();
-	if (no) {
-		test__skip("%s", no);
-		return;
-	}
 	ifindex = if_nametoindex(ifname);
 	wait_carrier(ifname, 10);
 	/* the program drops ARP replies too: resolve the peer first and pin
@@ -989,24 +1002,15 @@ TEST(macb_xdp_tx_flow)
 {
 	static const char *const subs[] = { "xdp_xmit_flush", "ndo_xdp_xmit", "xdp_tx", "many_frags" };
 	struct gem_kprobe busy = {};
-	char ifname[IF_NAMESIZE], why[160], mac[32], args[192];
-	const char *peer = macb_peer(), *no;
+	char ifname[IF_NAMESIZE], mac[32], args[192];
+	const char *peer = macb_peer();
 	int rx = 0, tx = 0;
 	pid_t sender = -1, flood = -1;
 	long *stack_sent = MAP_FAILED;
 	bool pinned = false, v6off = false;
 
-	if (!gem_and_peer(ifname, peer))
+	if (!gem_xdp_kprobes(ifname, peer))
 		return;
-	if (!has_xdp(ifname, why, sizeof(why))) {
-		test__skip("%s", why);
-		return;
-	}
-	no = gem_kprobe_unavailable();
-	if (no) {
-		test__skip("%s", no);
-		return;
-	}
 	if (link_get_rings(NULL, ifname, &rx, &tx) ||
 	    link_set_rings(NULL, ifname, rx, TX_FLOW_RING)) {
 		test__skip("%s: ethtool -G tx %d refused", ifname, TX_FLOW_RING);
