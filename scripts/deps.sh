@@ -2,13 +2,17 @@
 # Install, with apt-get, every Debian package xdplab uses. Idempotent: a
 # group whose packages are all present costs one dpkg query and nothing else.
 #
-#   scripts/deps.sh [base|vm|vm-arm64|kselftest|bench|all]...     (default: base)
+#   scripts/deps.sh [base|vm|vm-arm64|vm-riscv64|kselftest|bench|all]...  (default: base)
 #
 # base     - build the BPF objects, loaders and selftests; run the host tests
 # vm       - build Linux 6.12 from Debian's source and boot it under QEMU
 # vm-arm64 - the emulated GEM board (make vmtest ARCH=arm64): vm, plus the
 #            arm64 package lists (dpkg --add-architecture arm64), from which
 #            vmtest/rootfs.sh downloads the guest's userland and sysroot
+# vm-riscv64 - the sifive_u GEM board of make vmtest-rbof: vm, the build
+#            dependencies of the patched QEMU (as vm-arm64), riscv64's libc
+#            for the guest's static test program, and OpenSBI, the firmware
+#            QEMU boots first
 # kselftest - make kselftest: vm, plus what the kernel's XDP/net selftests
 #            call in the guest (the host's / is its root): iptables and nft
 #            (udpgro*.sh DNAT, xdp_synproxy, xdp_flowtable), tcpdump and
@@ -33,6 +37,12 @@ vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
           qemu-system-arm cpio
           dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev
           libcap-ng-dev libattr1-dev)
+# Debian's qemu-system-misc is the unpatched qemu-system-riscv64
+# (VMTEST_GEM_QEMU=system); qemu-system-arm brings the version the patched
+# build is made from.
+vm_riscv64=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross opensbi qemu-system-misc
+            qemu-system-arm dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev
+            libfdt-dev libcap-ng-dev libattr1-dev)
 kselftest=(iptables nftables tcpdump iputils-arping socat)
 bench=(gnuplot-nox)
 
@@ -43,10 +53,11 @@ for group in "$@"; do
 	base)  want+=("${base[@]}") ;;
 	vm)    want+=("${vm[@]}") ;;
 	vm-arm64) want+=("${vm[@]}" "${vm_arm64[@]}"); foreign+=(arm64) ;;
+	vm-riscv64) want+=("${vm[@]}" "${vm_riscv64[@]}") ;;
 	kselftest) want+=("${vm[@]}" "${kselftest[@]}") ;;
 	bench) want+=("${bench[@]}") ;;
-	all)   want+=("${base[@]}" "${vm[@]}" "${vm_arm64[@]}" "${kselftest[@]}" "${bench[@]}"); foreign+=(arm64) ;;
-	*) echo "deps: unknown group '$group' (base, vm, vm-arm64, kselftest, bench, all)" >&2; exit 2 ;;
+	all)   want+=("${base[@]}" "${vm[@]}" "${vm_arm64[@]}" "${vm_riscv64[@]}" "${kselftest[@]}" "${bench[@]}"); foreign+=(arm64) ;;
+	*) echo "deps: unknown group '$group' (base, vm, vm-arm64, vm-riscv64, kselftest, bench, all)" >&2; exit 2 ;;
 	esac
 done
 

@@ -6,7 +6,8 @@
 # With DIR, the image is copied there (under the build lock) and that copy's
 # path is printed.
 #
-#   VMTEST_ARCH  x86_64 (default) or arm64
+#   VMTEST_ARCH  x86_64 (default), arm64, or riscv64 (the sifive_u board of
+#                vmtest/gem-rbof.sh)
 #   PATCHES      none | all (default) | veth,tun,... (see vmtest/series.sh)
 #   PATCHDIR     where the <driver>/ series live (default kernel-patches/)
 #   DEBUG=1      also merge kernel-patches/config/debug.config (and <arch>-debug.config)
@@ -41,6 +42,7 @@ done
 case "$arch" in
 x86_64) image=arch/x86/boot/bzImage target=bzImage ;;
 arm64) image=arch/arm64/boot/Image target=Image ;;
+riscv64) image=arch/riscv/boot/Image target=Image ;;
 esac
 [ -z "$cross" ] || command -v "${cross}gcc" >/dev/null ||
 	die "no cross compiler ${cross}gcc" "run 'scripts/deps.sh vm'"

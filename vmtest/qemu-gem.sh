@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Print the path of the qemu-system-aarch64 that runs the GEM board: Debian's
-# own QEMU source with vmtest/qemu/*.patch applied, built once and cached.
+# Print the path of the QEMU that runs a GEM board: Debian's own QEMU source
+# with vmtest/qemu/*.patch applied, built once and cached.
+#
+#   vmtest/qemu-gem.sh [aarch64|riscv64]   (default aarch64: xlnx-versal-virt;
+#                                          riscv64: sifive_u, vmtest/gem-rbof.sh)
 #
 # Why not Debian's binary: its emulated GEM writes a frame into a descriptor
 # the driver owns whenever another priority queue has a free one, which on
@@ -8,27 +11,36 @@
 # that fills up then gets frames written into buffers the driver has freed,
 # and stale descriptors written over refilled slots: memory corruption that
 # real hardware cannot cause (vmtest/qemu/0001-*.patch, vmtest/README.md).
+# And it applies the receive buffer offset to every buffer of a frame, where
+# the hardware applies it to the first only (vmtest/qemu/0002-*.patch): with
+# Linux's offset of 2 on riscv64, multi-buffer frames arrived shifted.
 #
 #   VMTEST_GEM_QEMU=patched (default)  build or reuse the patched binary
-#   VMTEST_GEM_QEMU=system             Debian's qemu-system-aarch64, as is
+#   VMTEST_GEM_QEMU=system             Debian's qemu-system-<target>, as is
 #   VMTEST_GEM_QEMU=<path>             that binary
 #
 # The build: apt-get source of the installed qemu-system-arm's version (or
-# the newest the mirror has), configured for aarch64-softmmu with what the
-# board uses (TCG, FDT, virtio-9p, plugins), -j$(nproc). About 6 minutes
-# on 2 cores, once: <cache>/qemu-<key>/, keyed by the source version, the
+# the newest the mirror has), configured for aarch64- and riscv64-softmmu
+# with what the boards use (TCG, FDT, virtio-9p, plugins), -j$(nproc). About
+# 9 minutes on 2 cores, once: <cache>/qemu-<key>/, keyed by the source version, the
 # patches and the configure options.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
+target=${1:-aarch64}
+case "$target" in
+aarch64) group=vm-arm64 ;;
+riscv64) group=vm-riscv64 ;;
+*) die "qemu-gem.sh: unknown target '$target'" "use aarch64 or riscv64" ;;
+esac
 want=${VMTEST_GEM_QEMU:-patched}
 case "$want" in
 system)
-	command -v qemu-system-aarch64 || die "qemu-system-aarch64 not found" "run 'scripts/deps.sh vm-arm64'"
+	command -v "qemu-system-$target" || die "qemu-system-$target not found" "run 'scripts/deps.sh $group'"
 	exit 0 ;;
 patched) ;;
 *)
-	[ -x "$want" ] || die "VMTEST_GEM_QEMU=$want: not an executable" "use patched, system or the path of a qemu-system-aarch64"
+	[ -x "$want" ] || die "VMTEST_GEM_QEMU=$want: not an executable" "use patched, system or the path of a qemu-system-$target"
 	echo "$want"
 	exit 0 ;;
 esac
@@ -39,12 +51,12 @@ patches=("$VMTEST_DIR"/qemu/*.patch)
 # patched QEMU differs from it by the patches only.
 version=$(dpkg-query -W -f='${source:Version}' qemu-system-arm 2>/dev/null) ||
 	die "qemu-system-arm is not installed" "run 'scripts/deps.sh vm-arm64'"
-config=(--target-list=aarch64-softmmu --without-default-features
+config=(--target-list=aarch64-softmmu,riscv64-softmmu --without-default-features
 	--enable-tcg --enable-fdt=system --enable-virtfs --enable-attr --enable-cap-ng
 	--enable-plugins --disable-docs --disable-user --disable-tools --disable-werror)
 key=$({ echo "$version" "${config[*]}"; cat "${patches[@]}"; } | hash_stream | cut -c1-8)
 dir=$cache/qemu-$key
-bin=$dir/build/qemu-system-aarch64
+bin=$dir/build/qemu-system-$target
 if [ -x "$bin" ]; then
 	echo "$bin"
 	exit 0
@@ -68,7 +80,7 @@ build() {
 	done
 	local apt=(apt-get -q -o "Dir::Etc::sourcelist=$sources" -o "Dir::Etc::sourceparts=$dir/apt"
 		-o "Dir::State::Lists=$lists" -o APT::Sandbox::User=root)
-	log "building a patched qemu-system-aarch64 for the GEM board (once, about 6 min): $dir"
+	log "building a patched QEMU for the GEM boards (aarch64 and riscv64; once, about 9 min): $dir"
 	"${apt[@]}" update >"$dir/apt.log" 2>&1 ||
 		die "apt-get update of Debian's source lists failed ($dir/apt.log)" "check the network, or set VMTEST_GEM_QEMU=system"
 	(cd "$dir" && { "${apt[@]}" source --download-only "qemu=${version#*:}" ||
@@ -85,7 +97,7 @@ build() {
 	done
 	mkdir -p "$dir/build"
 	(cd "$dir/build" && "$src/configure" "${config[@]}") >"$dir/build.log" 2>&1 || die "configuring QEMU failed ($dir/build.log)" "run 'scripts/deps.sh vm-arm64'"
-	ninja -C "$dir/build" -j"$(nproc)" qemu-system-aarch64 >>"$dir/build.log" 2>&1 ||
+	ninja -C "$dir/build" -j"$(nproc)" qemu-system-aarch64 qemu-system-riscv64 >>"$dir/build.log" 2>&1 ||
 		die "building QEMU failed ($dir/build.log)" "run 'scripts/deps.sh vm-arm64'"
 	# Only the binary and what it loads at run time are needed again.
 	rm -rf "$src" "$dir"/qemu_* "$dir/apt"
