@@ -46,6 +46,7 @@
 #include "gem_kprobe.h"
 #include "netns.h"
 #include "page_pool.h"
+#include "qstats.h"
 #include "stress.h"
 #include "test.h"
 #include "xdplab.h"
@@ -370,8 +371,23 @@ static void alloc_fail_refill(struct ctx *c)
 	if (g.native)
 		ASSERT_OK(xdp_set_native(NULL, g.ifname, c->pp->frags), "xdp_pass_frags");
 	if (storm_faults_on(&sf, &base)) {
+		struct qstats qa, qb;
+		bool qs = !qstats_dump(if_nametoindex(g.ifname), &qa) && qa.rx[0].alloc_fail >= 0;
+
 		refill_storm(&g);
 		storm_faults_off(&sf);
+		/* the refills the pool refused, as qstats reports them
+		 * (22/22 of v6; stock macb has no qstats)
+		 */
+		if (qs && ASSERT_OK(qstats_dump(if_nametoindex(g.ifname), &qb), "qstats after the storm")) {
+			long long fails = 0;
+
+			for (int i = 0; i < qb.nrx; i++)
+				fails += qb.rx[i].alloc_fail - qa.rx[i].alloc_fail;
+			if (test__verbose())
+				printf("    qstats rx alloc_fail: +%lld during the storm\n", fails);
+			ASSERT_GT(fails, 0, "RX page allocations that failed, by qstats");
+		}
 	}
 	gs_down(&g);
 }

@@ -40,7 +40,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/ethtool.h>
-#include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
@@ -53,6 +52,8 @@
 #include "test.h"
 #include "gem.h"
 #include "gem_kprobe.h"
+#include "page_pool.h"
+#include "qstats.h"
 #include "stress.h"
 
 #define JUMBO_MTU 9000
@@ -220,131 +221,6 @@ static long long estat_delta(const struct estats *a, const struct estats *b, con
 	long long x = estat_sum(a, name), y = estat_sum(b, name);
 
 	return x < 0 || y < 0 ? -1 : y - x;
-}
-
-/* ---- page pools, from the netdev netlink family ---- */
-
-#define NETDEV_CMD_PAGE_POOL_GET	5
-#define NETDEV_A_PAGE_POOL_IFINDEX	2
-#define NETDEV_A_PAGE_POOL_INFLIGHT	4
-#define NETDEV_A_PAGE_POOL_DETACH_TIME	6
-
-struct pools {
-	int n;			/* pools of the interface */
-	int detached;		/* destroyed, but with pages still out */
-	unsigned long long inflight;
-};
-
-static int genl_family_id(int sk, const char *name)
-{
-	struct {
-		struct nlmsghdr nh;
-		struct genlmsghdr gh;
-		char attrs[64];
-	} r = { .nh = { .nlmsg_type = GENL_ID_CTRL, .nlmsg_flags = NLM_F_REQUEST },
-		.gh = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 } };
-	struct nlattr *a = (void *)r.attrs;
-	static char buf[8192];
-	struct nlmsghdr *nh = (void *)buf;
-	ssize_t n;
-
-	a->nla_type = CTRL_ATTR_FAMILY_NAME;
-	a->nla_len = NLA_HDRLEN + strlen(name) + 1;
-	strcpy((char *)a + NLA_HDRLEN, name);
-	r.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) + NLA_ALIGN(a->nla_len);
-	if (send(sk, &r, r.nh.nlmsg_len, 0) < 0 || (n = recv(sk, buf, sizeof(buf), 0)) < 0)
-		return -1;
-	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
-		return -1;
-	for (char *p = (char *)NLMSG_DATA(nh) + GENL_HDRLEN; p + NLA_HDRLEN <= buf + nh->nlmsg_len;) {
-		struct nlattr *x = (void *)p;
-
-		if (x->nla_len < NLA_HDRLEN)
-			break;
-		if (x->nla_type == CTRL_ATTR_FAMILY_ID)
-			return *(uint16_t *)((char *)x + NLA_HDRLEN);
-		p += NLA_ALIGN(x->nla_len);
-	}
-	return -1;
-}
-
-/* The page pools of ifindex. Returns 0, or -1 without the netlink API. */
-static int pools_read(int ifindex, struct pools *pl)
-{
-	struct {
-		struct nlmsghdr nh;
-		struct genlmsghdr gh;
-	} r = { .nh = { .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-			.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) },
-		.gh = { .cmd = NETDEV_CMD_PAGE_POOL_GET, .version = 1 } };
-	static char buf[65536];
-	int sk, fam, ret = -1;
-	bool done = false;
-
-	memset(pl, 0, sizeof(*pl));
-	sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (sk < 0)
-		return -1;
-	fam = genl_family_id(sk, "netdev");
-	if (fam < 0)
-		goto out;
-	r.nh.nlmsg_type = fam;
-	if (send(sk, &r, r.nh.nlmsg_len, 0) < 0)
-		goto out;
-	while (!done) {
-		ssize_t n = recv(sk, buf, sizeof(buf), 0);
-		struct nlmsghdr *nh = (void *)buf;
-
-		if (n <= 0)
-			goto out;
-		for (; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
-			const char *p = (char *)NLMSG_DATA(nh) + GENL_HDRLEN;
-			const char *end = (char *)nh + nh->nlmsg_len;
-			unsigned long long inflight = 0;
-			bool detached = false;
-			int ifi = 0;
-
-			if (nh->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (nh->nlmsg_type == NLMSG_ERROR) {
-				if (((struct nlmsgerr *)NLMSG_DATA(nh))->error)
-					goto out;
-				continue;
-			}
-			while (p + NLA_HDRLEN <= end) {
-				const struct nlattr *a = (const void *)p;
-				const char *d = p + NLA_HDRLEN;
-				unsigned long long v;
-
-				if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
-					break;
-				v = a->nla_len - NLA_HDRLEN == 4 ? *(uint32_t *)d : *(uint64_t *)d;
-				switch (a->nla_type & NLA_TYPE_MASK) {
-				case NETDEV_A_PAGE_POOL_IFINDEX:
-					ifi = v;
-					break;
-				case NETDEV_A_PAGE_POOL_INFLIGHT:
-					inflight = v;
-					break;
-				case NETDEV_A_PAGE_POOL_DETACH_TIME:
-					detached = true;
-					break;
-				}
-				p += NLA_ALIGN(a->nla_len);
-			}
-			if (ifi != ifindex)
-				continue;
-			pl->n++;
-			pl->detached += detached;
-			pl->inflight += inflight;
-		}
-	}
-	ret = 0;
-out:
-	close(sk);
-	return ret;
 }
 
 /* ---- traffic ---- */
@@ -691,14 +567,14 @@ TEST(macb_cycles)
 {
 	char ifname[IF_NAMESIZE], args[128];
 	const char *peer = macb_peer();
-	struct pools before, after;
+	struct pp_info before, after;
 	struct cli_bg bg, ping;
 	int ifindex;
 
 	if (!gem_and_peer(ifname, peer))
 		return;
 	ifindex = if_nametoindex(ifname);
-	if (pools_read(ifindex, &before) || !before.n) {
+	if (pp_dump(NULL, ifindex, false, &before) || !before.npools) {
 		test__skip("%s has no page pools (stock macb, or no page-pool netlink API)", ifname);
 		return;
 	}
@@ -735,12 +611,12 @@ TEST(macb_cycles)
 	if (test__start_subtest("pools")) {
 		/* a destroyed pool goes once its last page is back */
 		for (int i = 0; i < 50; i++) {
-			if (pools_read(ifindex, &after) == 0 && !after.detached)
+			if (pp_dump(NULL, ifindex, false, &after) == 0 && !after.detached)
 				break;
 			usleep(100000);
 		}
 		ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight");
-		ASSERT_EQ(after.n, before.n, "one pool per RX queue");
+		ASSERT_EQ(after.npools, before.npools, "one pool per RX queue");
 		ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "link works afterwards");
 	}
 }
@@ -1045,7 +921,8 @@ TEST(macb_xdp_tx_flow)
 		struct cli_bg bg;
 		long long sent, refused, tx0, alone = 0;
 		char out[4096];
-		bool attached = false, xps = false;
+		bool attached = false, xps = false, qs_ok = false;
+		struct qstats qa, qb;
 		long n_busy;
 
 		if (!test__start_subtest(subs[sub]))
@@ -1143,6 +1020,7 @@ TEST(macb_xdp_tx_flow)
 				memset(&a, 0, sizeof(a));
 			gem_kprobe_clear();
 			*stack_sent = 0;
+			qs_ok = !qstats_dump(if_nametoindex(ifname), &qa);
 			/* the window the counts cover, not a wait for a state */
 			usleep(TX_FLOW_SECS * 1000000);
 		}
@@ -1170,6 +1048,17 @@ TEST(macb_xdp_tx_flow)
 			ASSERT_GE(*stack_sent, 100, "datagrams of 16 fragments the stack took");
 			ASSERT_LE(n_busy, TX_FLOW_MANY_BUSY * *stack_sent,
 				  "NETDEV_TX_BUSY returns against TX_FLOW_MANY_BUSY a datagram");
+			/* each refusal stops the queue, and qstats counts the
+			 * stops (22/22 of v6)
+			 */
+			if (qs_ok && !qstats_dump(if_nametoindex(ifname), &qb) && qb.tx[0].stop >= 0) {
+				if (test__verbose())
+					printf("    qstats of TX queue 0: stop %lld, wake %lld in the window\n",
+					       qb.tx[0].stop - qa.tx[0].stop, qb.tx[0].wake - qa.tx[0].wake);
+				ASSERT_GE(qb.tx[0].stop - qa.tx[0].stop, n_busy,
+					  "queue stops reported by qstats, against NETDEV_TX_BUSY returns");
+				ASSERT_GT(qb.tx[0].wake - qa.tx[0].wake, 0, "queue wakes reported by qstats");
+			}
 		} else {
 			ASSERT_GE(*stack_sent, 100, "datagrams the stack took meanwhile");
 			ASSERT_EQ(n_busy, 0, "macb_start_xmit() returning NETDEV_TX_BUSY");
@@ -1194,6 +1083,90 @@ out:
 		sh("ip neigh replace %s lladdr %s dev %s nud stale", peer, mac, ifname);
 	link_set_rings(NULL, ifname, rx, tx);
 	wait_carrier(ifname, 20);
+}
+
+/* The per-queue statistics over netlink (22/22 of v6): what qstats-get
+ * reports for each queue moves with the traffic, and agrees with the
+ * driver's ethtool -S counters read between two dumps.
+ */
+#define QSTATS_PINGS 20
+
+static long long qs_sum(const struct qstats *q, bool rx, int field)
+{
+	long long sum = 0;
+
+	for (int i = 0; i < (rx ? q->nrx : q->ntx); i++) {
+		const struct qstats_queue *s = rx ? &q->rx[i] : &q->tx[i];
+		long long v = field == 0 ? s->packets : s->bytes;
+
+		if (v < 0)
+			return -1;
+		sum += v;
+	}
+	return sum;
+}
+
+TEST(macb_qstats)
+{
+	char ifname[IF_NAMESIZE];
+	const char *peer = macb_peer();
+	struct qstats a, b, c;
+	struct estats e;
+	int ifindex, err;
+	long long rx_eth, tx_eth;
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	ifindex = if_nametoindex(ifname);
+	err = qstats_dump(ifindex, &a);
+	if (err == -EOPNOTSUPP) {
+		test__skip("%s reports no per-queue statistics over netlink (stock macb has no netdev_stat_ops)",
+			   ifname);
+		return;
+	}
+	if (err) {
+		test__skip("this kernel has no qstats in its netdev netlink family (Linux 6.10+)");
+		return;
+	}
+	ASSERT_GE(a.nrx, 1, "RX queues reported");
+	ASSERT_EQ(a.ntx, a.nrx, "as many TX queues as RX queues (the GEM's priority queues)");
+	for (int i = 0; i < a.nrx; i++) {
+		ASSERT_GE(a.rx[i].packets, 0, "RX packets reported");
+		ASSERT_GE(a.rx[i].bytes, 0, "RX bytes reported");
+		ASSERT_GE(a.rx[i].alloc_fail, 0, "RX alloc_fail reported");
+		ASSERT_GE(a.tx[i].packets, 0, "TX packets reported");
+		ASSERT_GE(a.tx[i].stop, 0, "TX stop reported");
+		ASSERT_GE(a.tx[i].wake, 0, "TX wake reported");
+	}
+	wait_carrier(ifname, 20);
+	ASSERT_OK(ping_peer(ifname, peer, 56, QSTATS_PINGS, "0.05"), "pings to the peer answered");
+	if (!ASSERT_OK(qstats_dump(ifindex, &b), "qstats after the pings") ||
+	    !ASSERT_OK(estats_read(ifname, &e), "ethtool -S"))
+		return;
+	if (!ASSERT_OK(qstats_dump(ifindex, &c), "qstats after ethtool -S")) {
+		estats_free(&e);
+		return;
+	}
+	rx_eth = estat_sum(&e, "rx_packets");
+	tx_eth = estat_sum(&e, "tx_packets");
+	if (test__verbose())
+		printf("    pings: RX packets +%lld, TX packets +%lld, RX bytes +%lld; "
+		       "RX %lld <= %lld <= %lld, TX %lld <= %lld <= %lld\n",
+		       qs_sum(&b, true, 0) - qs_sum(&a, true, 0),
+		       qs_sum(&b, false, 0) - qs_sum(&a, false, 0),
+		       qs_sum(&b, true, 1) - qs_sum(&a, true, 1),
+		       qs_sum(&b, true, 0), rx_eth, qs_sum(&c, true, 0),
+		       qs_sum(&b, false, 0), tx_eth, qs_sum(&c, false, 0));
+	ASSERT_GE(qs_sum(&b, true, 0) - qs_sum(&a, true, 0), QSTATS_PINGS, "RX packets over the pings");
+	ASSERT_GE(qs_sum(&b, false, 0) - qs_sum(&a, false, 0), QSTATS_PINGS, "TX packets over the pings");
+	ASSERT_GE(qs_sum(&b, true, 1) - qs_sum(&a, true, 1), QSTATS_PINGS * 98,
+		  "RX bytes over the pings (98-byte frames)");
+	/* the same counters: ethtool read between two dumps lies between them */
+	ASSERT_LE(qs_sum(&b, true, 0), rx_eth, "qstats RX packets, then ethtool's q*_rx_packets");
+	ASSERT_LE(rx_eth, qs_sum(&c, true, 0), "ethtool's q*_rx_packets, then qstats RX packets");
+	ASSERT_LE(qs_sum(&b, false, 0), tx_eth, "qstats TX packets, then ethtool's q*_tx_packets");
+	ASSERT_LE(tx_eth, qs_sum(&c, false, 0), "ethtool's q*_tx_packets, then qstats TX packets");
+	estats_free(&e);
 }
 
 /* A program without frags support is refused above the one-buffer MTU,
