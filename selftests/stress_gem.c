@@ -372,14 +372,21 @@ static void alloc_fail_refill(struct ctx *c)
 		ASSERT_OK(xdp_set_native(NULL, g.ifname, c->pp->frags), "xdp_pass_frags");
 	if (storm_faults_on(&sf, &base)) {
 		struct qstats qa, qb;
-		bool qs = !qstats_dump(if_nametoindex(g.ifname), &qa) && qa.rx[0].alloc_fail >= 0;
+		/* qstats lists the queues of an interface that is up only:
+		 * read before the storm and after gs_down() has put the
+		 * board's settings back (the counters live with the device)
+		 */
+		bool qs = !qstats_dump(if_nametoindex(g.ifname), &qa) && qa.nrx > 0 &&
+			  qa.rx[0].alloc_fail >= 0;
 
 		refill_storm(&g);
 		storm_faults_off(&sf);
+		gs_down(&g);
 		/* the refills the pool refused, as qstats reports them
 		 * (22/22 of v6; stock macb has no qstats)
 		 */
-		if (qs && ASSERT_OK(qstats_dump(if_nametoindex(g.ifname), &qb), "qstats after the storm")) {
+		if (qs && ASSERT_OK(qstats_dump(if_nametoindex(g.ifname), &qb), "qstats after the storm") &&
+		    ASSERT_EQ(qb.nrx, qa.nrx, "RX queues in qstats after the storm")) {
 			long long fails = 0;
 
 			for (int i = 0; i < qb.nrx; i++)
@@ -388,6 +395,7 @@ static void alloc_fail_refill(struct ctx *c)
 				printf("    qstats rx alloc_fail: +%lld during the storm\n", fails);
 			ASSERT_GT(fails, 0, "RX page allocations that failed, by qstats");
 		}
+		return;
 	}
 	gs_down(&g);
 }
