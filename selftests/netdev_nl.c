@@ -164,7 +164,8 @@ static int netdev_dump(const char *ns, int cmd, const void *attrs, size_t len,
 		return -1;
 	if (len > sizeof(r.attrs))
 		return -1;
-	memcpy(r.attrs, attrs, len);
+	if (len)	/* memcpy() from NULL is undefined even for 0 bytes */
+		memcpy(r.attrs, attrs, len);
 	sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	netns_leave(saved);
 	if (sk < 0)
