@@ -420,6 +420,121 @@ TEST(macb_frame_sizes)
 	wait_carrier(ifname, 10);
 }
 
+/* What an RX descriptor holds, at three MTUs: a buffer for a frame of the
+ * MTU needs XDP_PACKET_HEADROOM, the frame rounded up to the GEM's 64-byte
+ * buffer unit (VLAN tag and FCS included) and skb_shared_info (at most 384
+ * bytes aligned); where two or more such buffers fit in a page, a
+ * descriptor must hold no more than its share of one (the issue's "one page
+ * per descriptor": 2x stock's memory at 4K pages, 32x at 64K). The page
+ * pools' pages in flight at idle, over every RX descriptor, say what the
+ * driver holds. MTU 1280 puts two buffers in a 4K page; at 1500 and 9000
+ * only 64K pages have room for several. Then traffic at each MTU: the
+ * largest single-buffer ping, one whose reply spans buffers, and at 1280
+ * the same with XDP_PASS and XDP_TX on those buffers.
+ */
+#define RXBUF_SLACK_PCT 2	/* pages out in sockets and a pool's partly carved page */
+
+static long long rx_bytes_per_desc(const char *ifname, int ifindex, long long *bound, int mtu)
+{
+	long long psize = sysconf(_SC_PAGESIZE), need, per_page;
+	struct pp_info pi;
+	int rx = 0, tx = 0;
+
+	if (pp_dump(NULL, ifindex, false, &pi) || !pi.npools ||
+	    link_get_rings(NULL, ifname, &rx, &tx) || rx <= 0)
+		return -1;
+	need = 256 + (mtu + 22 + 63) / 64 * 64 + 384;
+	per_page = psize / need;
+	*bound = per_page >= 2 ? psize / per_page : psize;
+	if (test__verbose())
+		printf("    MTU %d: %llu pages of %lld B in %d pools for %d descriptors each: %lld B a descriptor (bound %lld)\n",
+		       mtu, pi.inflight, psize, pi.npools, rx,
+		       (long long)(pi.inflight * psize / ((long long)pi.npools * rx)), *bound);
+	return pi.inflight * psize / ((long long)pi.npools * rx);
+}
+
+TEST(macb_rx_buffers)
+{
+	static const int mtus[] = { 1280, 1500, JUMBO_MTU };
+	char ifname[IF_NAMESIZE], why[160], name[32], args[128];
+	const char *peer = macb_peer();
+	long long per_desc, bound = 0;
+	struct pp_info before, after = { 0 };
+	int ifindex;
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	ifindex = if_nametoindex(ifname);
+	if (pp_dump(NULL, ifindex, false, &before) || !before.npools) {
+		test__skip("%s has no page pools (stock macb, or no page-pool netlink API)", ifname);
+		return;
+	}
+	for (unsigned int i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++) {
+		int mtu = mtus[i], big = mtu == JUMBO_MTU ? JUMBO_PING : 1472;
+		struct estats a, b;
+
+		snprintf(name, sizeof(name), "mtu%d", mtu);
+		if (!test__start_subtest(name))
+			continue;
+		if (!ASSERT_OK(set_mtu(ifname, mtu), "MTU set") ||
+		    !ASSERT_OK(wait_carrier(ifname, 10), "carrier after the MTU change"))
+			continue;
+		per_desc = rx_bytes_per_desc(ifname, ifindex, &bound, mtu);
+		if (!ASSERT_GE(per_desc, 0, "page pools and ring size read"))
+			continue;
+		ASSERT_LE(per_desc * 100, bound * (100 + RXBUF_SLACK_PCT),
+			  "bytes an RX descriptor holds x 100, against its share of a page");
+		if (estats_read(ifname, &a))
+			memset(&a, 0, sizeof(a));
+		ASSERT_OK(ping_peer(ifname, peer, mtu - 28, 3, "0.2"), "largest unfragmented ping");
+		/* the peer (MTU 9000) answers in one frame, larger than the buffer at 1280 */
+		ASSERT_OK(ping_peer(ifname, peer, big, 3, "0.2"), "ping whose reply spans buffers");
+		if (!estats_read(ifname, &b)) {
+			if (mtu == 1280)
+				ASSERT_GE(estat_delta(&a, &b, "rx_multi_desc"), 3, "multi-descriptor replies");
+			ASSERT_LE(estat_delta(&a, &b, "rx_bad_chain"), 0, "no broken chains");
+		}
+		estats_free(&a);
+		estats_free(&b);
+		if (mtu != 1280 || !has_xdp(ifname, why, sizeof(why)))
+			continue;
+		for (int tx = 0; tx < 2; tx++) {
+			struct cli_bg bg;
+
+			snprintf(args, sizeof(args), tx ? "tx %s --proto icmp --json -q" : "pass %s --frags --json -q",
+				 ifname);
+			if (!cli_attach(&bg, NULL, ifname, args))
+				continue;
+			estats_read(ifname, &a);
+			if (tx) {
+				ASSERT_NEQ(ping_peer(ifname, peer, big, 5, "0.2"), 0, "XDP_TX: no replies");
+			} else {
+				ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "XDP_PASS: small pings");
+				ASSERT_OK(ping_peer(ifname, peer, big, 3, "0.2"), "XDP_PASS: replies in two buffers");
+			}
+			estats_read(ifname, &b);
+			ASSERT_GE(estat_delta(&a, &b, tx ? "xdp_tx" : "xdp_pass"), tx ? 5 : 6,
+				  tx ? "xdp_tx" : "xdp_pass");
+			estats_free(&a);
+			estats_free(&b);
+			cli_detach(&bg, ifname);
+		}
+	}
+	set_mtu(ifname, 1500);
+	wait_carrier(ifname, 10);
+	if (test__start_subtest("pools")) {
+		/* a destroyed pool goes once its last page (fragment) is back */
+		for (int i = 0; i < 100; i++) {
+			if (pp_dump(NULL, ifindex, false, &after) == 0 && !after.detached)
+				break;
+			usleep(100000);
+		}
+		ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight");
+		ASSERT_EQ(after.npools, before.npools, "one pool per RX queue");
+		ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "link works afterwards");
+	}
+}
+
 /* Every verdict with the xdplab programs in native mode: pass lets the
  * replies through, drop and tx take them (tx sends them back to the
  * peer, which sees them on its tap), each counted by the driver.

@@ -11,10 +11,16 @@
  * buffer boundaries at MTU 9000; each payload byte depends on its position,
  * so a part of a frame written or read 2 bytes off shows as a mismatch.
  *
- * Two passes: without a program (the skb built from the RX buffers), and
- * with a native XDP_PASS program that accepts fragments (the same frames
- * through the xdp_buff path). The program is loaded with bpf(2) directly:
- * there is no libbpf for riscv64 here, and two instructions need none.
+ * Three passes at MTU 9000, where an RX buffer is a page: without a
+ * program (the skb built from the RX buffers), with a native XDP_PASS
+ * program that accepts fragments (the same frames through the xdp_buff
+ * path), and with one that sends each frame back out once with XDP_TX
+ * (marked 'T', it returns marked 'R' and is passed): that frame must come
+ * back whole, with the FCS macb computes for an XDP frame when checksum
+ * offload is on, also when it spans several buffers. Then the same three
+ * at MTU 1280, where two RX buffers share a page (page_pool fragments).
+ * The programs are loaded with bpf(2) directly: there is no libbpf for
+ * riscv64 here, and a few instructions need none.
  *
  * Output, one line each, read by vmtest/gem-rbof.sh:
  *   rbof: <pass>: <n> frames, <ok> ok (<f> with ...), <bad> corrupt, <lost> lost
@@ -46,9 +52,11 @@
 
 #define IFNAME		"eth0"
 #define MTU		9000
+#define SMALL_MTU	1280	/* two RX buffers to a 4K page, NET_IP_ALIGN 2 */
 #define ETHERTYPE	0x88b5	/* IEEE local experimental */
 #define RECV_WAIT_MS	3000
 #define SEQ_OFF		(ETH_HLEN + 1)	/* where a frame's sequence number is */
+#define MARK_OFF	(SEQ_OFF + 4)	/* 'T': XDP_TX me, 'R': I was */
 
 static unsigned char own_mac[ETH_ALEN];
 static int ifindex;
@@ -92,19 +100,31 @@ static unsigned int eth_crc(const unsigned char *p, unsigned int len)
  * QEMU sends those 4 bytes on as data where the hardware would not add its
  * own; the receive side then cannot tell them from the frame.
  */
+static bool fcs_at(const unsigned char *p, unsigned int len, unsigned int fcs)
+{
+	return p[len] == (fcs & 0xff) && p[len + 1] == ((fcs >> 8) & 0xff) &&
+	       p[len + 2] == ((fcs >> 16) & 0xff) && p[len + 3] == fcs >> 24;
+}
+
 static bool same_frame(const unsigned char *rx, int n, const unsigned char *tx, int len)
 {
-	unsigned int fcs;
-
 	if (n != len && n != len + 4)
 		return false;
 	if (memcmp(rx, tx, len))
 		return false;
-	if (n == len)
-		return true;
-	fcs = eth_crc(tx, len);
-	return rx[len] == (fcs & 0xff) && rx[len + 1] == ((fcs >> 8) & 0xff) &&
-	       rx[len + 2] == ((fcs >> 16) & 0xff) && rx[len + 3] == fcs >> 24;
+	return n == len || fcs_at(rx, len, eth_crc(tx, len));
+}
+
+/* A frame sent back by XDP_TX: the frame, marked 'R', the FCS of its first
+ * trip (as data), then the FCS macb added to the XDP frame, over all that
+ * came before it. The GEM's own FCS would not show: QEMU sends none.
+ */
+static bool same_tx_frame(const unsigned char *rx, int n, const unsigned char *tx, int len)
+{
+	if (n != len + 8 || rx[MARK_OFF] != 'R' || memcmp(rx, tx, MARK_OFF) ||
+	    memcmp(rx + MARK_OFF + 1, tx + MARK_OFF + 1, len - MARK_OFF - 1))
+		return false;
+	return fcs_at(rx, len, eth_crc(tx, len)) && fcs_at(rx, len + 4, eth_crc(rx, len + 4));
 }
 
 /* The first mismatch, and the byte ranges that differ (at most 8) */
@@ -166,7 +186,7 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-static void setup_gem(void)
+static void setup_gem(int mtu)
 {
 	struct ifreq ifr = {};
 	long long deadline;
@@ -179,10 +199,20 @@ static void setup_gem(void)
 		result("FAIL SIOCGIFHWADDR: %s", strerror(-err));
 	memcpy(own_mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
 
+	/* the MTU sizes the RX buffers at the next open */
 	memset(&ifr, 0, sizeof(ifr));
-	ifr.ifr_mtu = MTU;
+	if ((err = if_ioctl(SIOCGIFFLAGS, &ifr)))
+		result("FAIL SIOCGIFFLAGS: %s", strerror(-err));
+	if (ifr.ifr_flags & IFF_UP) {
+		ifr.ifr_flags &= ~IFF_UP;
+		if ((err = if_ioctl(SIOCSIFFLAGS, &ifr)))
+			result("FAIL %s down: %s", IFNAME, strerror(-err));
+	}
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_mtu = mtu;
 	if ((err = if_ioctl(SIOCSIFMTU, &ifr)))
-		result("FAIL MTU %d on %s: %s", MTU, IFNAME, strerror(-err));
+		result("FAIL MTU %d on %s: %s", mtu, IFNAME, strerror(-err));
 
 	memset(&ifr, 0, sizeof(ifr));
 	if ((err = if_ioctl(SIOCGIFFLAGS, &ifr)))
@@ -197,7 +227,7 @@ static void setup_gem(void)
 			result("FAIL no carrier on %s within 30 s", IFNAME);
 		usleep(100000);
 	}
-	printf("rbof: %s up, MTU %d, NET_IP_ALIGN 2 (riscv64)\n", IFNAME, MTU);
+	printf("rbof: %s up, MTU %d, NET_IP_ALIGN 2 (riscv64)\n", IFNAME, mtu);
 }
 
 static int packet_socket(void)
@@ -228,8 +258,12 @@ static int packet_socket(void)
  */
 #define MAX_LEN 8000
 
-static int next_len(int len)
+static int next_len(int len, int mtu)
 {
+	/* at the small MTU every frame fits one buffer: its last 100 sizes */
+	if (mtu < MTU)
+		return len < 60 ? 60 : len < mtu - 100 ? mtu - 100 :
+		       len < mtu + ETH_HLEN ? len + 1 : 0;
 	if (len < 60)
 		return 60;
 	if (len < 1514)
@@ -247,14 +281,15 @@ static int next_len(int len)
 	return 0;
 }
 
-static void run_pass(const char *name)
+/* @xdp_tx: the frames are marked for the XDP_TX program */
+static void run_pass(const char *name, int mtu, bool xdp_tx)
 {
 	static unsigned char tx[MTU + ETH_HLEN], rx[MTU + ETH_HLEN + 64];
 	unsigned int seq = 0, ok = 0, bad = 0, lost = 0, fcs_trailers = 0, i;
 	int fd = packet_socket(), len, n;
 	bool reported = false;
 
-	for (len = next_len(0); len; len = next_len(len), seq++) {
+	for (len = next_len(0, mtu); len; len = next_len(len, mtu), seq++) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		long long deadline;
 
@@ -272,6 +307,7 @@ static void run_pass(const char *name)
 		 */
 		tx[ETH_HLEN] = 0;
 		memcpy(tx + SEQ_OFF, &seq, sizeof(seq));
+		tx[MARK_OFF] = xdp_tx ? 'T' : 'S';
 		if (send(fd, tx, len, 0) != len)
 			result("FAIL send of %d bytes: %s", len, strerror(errno));
 
@@ -287,13 +323,19 @@ static void run_pass(const char *name)
 			if (n < (int)(SEQ_OFF + sizeof(seq)) ||
 			    memcmp(rx + SEQ_OFF, &seq, sizeof(seq)))
 				continue;	/* not this frame's */
-			if (same_frame(rx, n, tx, len)) {
+			if (xdp_tx ? same_tx_frame(rx, n, tx, len) : same_frame(rx, n, tx, len)) {
 				ok++;
 				fcs_trailers += n != len;
 				break;
 			}
 			bad++;
-			if (!reported) {
+			if (!reported && xdp_tx) {
+				printf("rbof: %s: len %d: received %d bytes (%d expected: the frame, its first FCS, the XDP frame's FCS), mark '%c'\n",
+				       name, len, n, len + 8, n > MARK_OFF ? rx[MARK_OFF] : '?');
+				tx[MARK_OFF] = 'R';
+				report_diff(name, rx, n, tx, len);
+				reported = true;
+			} else if (!reported) {
 				if (n != len && n != len + 4)
 					printf("rbof: %s: len %d: received %d bytes\n", name, len, n);
 				report_diff(name, rx, n, tx, len);
@@ -315,23 +357,41 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-/* A native XDP_PASS program that takes multi-buffer frames; returns the
- * link's fd (closing it detaches the program), or -1 when the driver has
- * no native XDP (stock macb).
+#define INSN(c, d, s_, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s_), .off = (o), .imm = (i) })
+
+/* A native XDP program that takes multi-buffer frames: XDP_PASS, or with
+ * @xdp_tx XDP_TX for a frame marked 'T' (marked 'R' on its way out) and
+ * XDP_PASS for the rest. Returns the link's fd (closing it detaches the
+ * program), or -1 when the driver has no native XDP (stock macb).
  */
-static int attach_xdp_pass(void)
+static int attach_xdp(bool xdp_tx)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
-		{ .code = BPF_JMP | BPF_EXIT },
+	struct bpf_insn pass[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	struct bpf_insn tx[] = {
+		/* r2 = data, r3 = data_end */
+		INSN(BPF_LDX | BPF_MEM | BPF_W, BPF_REG_2, BPF_REG_1, offsetof(struct xdp_md, data), 0),
+		INSN(BPF_LDX | BPF_MEM | BPF_W, BPF_REG_3, BPF_REG_1, offsetof(struct xdp_md, data_end), 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_4, BPF_REG_2, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, MARK_OFF + 1),
+		INSN(BPF_JMP | BPF_JGT | BPF_X, BPF_REG_4, BPF_REG_3, 5, 0),
+		INSN(BPF_LDX | BPF_MEM | BPF_B, BPF_REG_5, BPF_REG_2, MARK_OFF, 0),
+		INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_5, 0, 3, 'T'),
+		INSN(BPF_ST | BPF_MEM | BPF_B, BPF_REG_2, 0, MARK_OFF, 'R'),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_TX),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_PASS),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 	static char log[4096];
 	union bpf_attr attr = {};
 	int prog, link;
 
 	attr.prog_type = BPF_PROG_TYPE_XDP;
-	attr.insns = (unsigned long)insns;
-	attr.insn_cnt = 2;
+	attr.insns = (unsigned long)(xdp_tx ? tx : pass);
+	attr.insn_cnt = xdp_tx ? sizeof(tx) / sizeof(tx[0]) : sizeof(pass) / sizeof(pass[0]);
 	attr.license = (unsigned long)"GPL";
 	attr.prog_flags = BPF_F_XDP_HAS_FRAGS;
 	attr.log_buf = (unsigned long)log;
@@ -339,7 +399,8 @@ static int attach_xdp_pass(void)
 	attr.log_level = 1;
 	prog = sys_bpf(BPF_PROG_LOAD, &attr);
 	if (prog < 0)
-		result("FAIL loading an XDP_PASS program: %s\n%s", strerror(errno), log);
+		result("FAIL loading the %s program: %s\n%s", xdp_tx ? "XDP_TX" : "XDP_PASS",
+		       strerror(errno), log);
 
 	memset(&attr, 0, sizeof(attr));
 	attr.link_create.prog_fd = prog;
@@ -353,26 +414,40 @@ static int attach_xdp_pass(void)
 	return link;
 }
 
-int main(void)
+/* The three passes at one MTU; false when the driver has no native XDP */
+static bool run_mtu(int mtu)
 {
+	char name[32];
 	int link;
 
+	setup_gem(mtu);
+	snprintf(name, sizeof(name), "skb/%d", mtu);
+	run_pass(name, mtu, false);
+	for (int tx = 0; tx < 2; tx++) {
+		link = attach_xdp(tx);
+		if (link < 0) {
+			printf("rbof: xdp: not run, %s has no native XDP (stock macb)\n", IFNAME);
+			return false;
+		}
+		/* an attach may restart the device: wait for the link again */
+		setup_gem(mtu);
+		snprintf(name, sizeof(name), "%s/%d", tx ? "xdp_tx" : "xdp", mtu);
+		run_pass(name, mtu, tx);
+		close(link);
+	}
+	return true;
+}
+
+int main(void)
+{
 	mount("proc", "/proc", "proc", 0, NULL);
 	mount("sysfs", "/sys", "sysfs", 0, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("rbof: the sifive_u GEM's multi-buffer frames, byte for byte\n");
 
-	setup_gem();
-	run_pass("skb");
-	link = attach_xdp_pass();
-	if (link < 0) {
-		printf("rbof: xdp: not run, %s has no native XDP (stock macb)\n", IFNAME);
+	if (!run_mtu(MTU))
 		result("PASS skb only");
-	}
-	/* an attach may restart the device: wait for the link again */
-	setup_gem();
-	run_pass("xdp");
-	close(link);
+	run_mtu(SMALL_MTU);
 	result("PASS");
 	return 0;
 }
