@@ -9,6 +9,7 @@
 #
 #   PATCHES=macb (default) | none       series applied to Debian's 6.12
 #   KERNEL_SRC=<tree>                   or build that tree as it is
+#   KERNEL=<image>                      boot that riscv64 Image instead
 #   VMTEST_GEM_QEMU=patched | system | <path>
 #                                       the QEMU (vmtest/qemu-gem.sh): patched
 #                                       follows the documented offset; Debian's
@@ -35,7 +36,14 @@ trap cleanup EXIT
 
 built=$("$VMTEST_DIR/build.sh")
 bdir=${built%/arch/riscv/boot/Image}
-cp "$built" "$tmp/Image"
+# KERNEL=<image>: boot that riscv64 Image instead (an earlier series, say);
+# the build above still provides the initramfs tools
+case "${KERNEL:-}" in
+"" | 6.12) cp "$built" "$tmp/Image" ;;
+*)
+	[ -r "$KERNEL" ] || die "KERNEL=$KERNEL: no such image" "a riscv64 Image, e.g. a copy of an earlier build's arch/riscv/boot/Image"
+	cp "$KERNEL" "$tmp/Image" ;;
+esac
 image=$tmp/Image
 qemu=$("$VMTEST_DIR/qemu-gem.sh" riscv64)
 firmware=/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin
@@ -59,7 +67,7 @@ EOF
 "$gen" "$tmp/cpio.list" >"$tmp/initramfs.cpio"
 
 # A free UDP port for the loop: QEMU fails to bind a taken one, so try again.
-label="$(cat "$bdir/include/config/kernel.release"), QEMU $("$qemu" --version | head -n1 | awk '{print $4}') ($qemu)"
+label="$(case "${KERNEL:-}" in "" | 6.12) cat "$bdir/include/config/kernel.release" ;; *) echo "$KERNEL" ;; esac), QEMU $("$qemu" --version | head -n1 | awk '{print $4}') ($qemu)"
 log "sifive_u: $label"
 console=$tmp/console.log
 for try in 1 2 3 4 5; do
