@@ -420,6 +420,24 @@ TEST(macb_frame_sizes)
 	wait_carrier(ifname, 10);
 }
 
+/* After pools were destroyed (a close, an MTU change): none left with
+ * pages out within 10 s (a destroyed pool goes once its last page or
+ * fragment is back), one pool per RX queue, and the link works
+ */
+static void assert_pools_back(const char *ifname, const char *peer, int ifindex, int npools)
+{
+	struct pp_info after = { 0 };
+
+	for (int i = 0; i < 100; i++) {
+		if (pp_dump(NULL, ifindex, false, &after) == 0 && !after.detached)
+			break;
+		usleep(100000);
+	}
+	ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight");
+	ASSERT_EQ(after.npools, npools, "one pool per RX queue");
+	ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "link works afterwards");
+}
+
 /* What an RX descriptor holds, at three MTUs: a buffer for a frame of the
  * MTU needs XDP_PACKET_HEADROOM, the frame rounded up to the GEM's 64-byte
  * buffer unit (VLAN tag and FCS included) and skb_shared_info (at most 384
@@ -459,7 +477,7 @@ TEST(macb_rx_buffers)
 	char ifname[IF_NAMESIZE], why[160], name[32], args[128];
 	const char *peer = macb_peer();
 	long long per_desc, bound = 0;
-	struct pp_info before, after = { 0 };
+	struct pp_info before;
 	int ifindex;
 
 	if (!gem_and_peer(ifname, peer))
@@ -524,17 +542,8 @@ TEST(macb_rx_buffers)
 	}
 	set_mtu(ifname, 1500);
 	wait_carrier(ifname, 10);
-	if (test__start_subtest("pools")) {
-		/* a destroyed pool goes once its last page (fragment) is back */
-		for (int i = 0; i < 100; i++) {
-			if (pp_dump(NULL, ifindex, false, &after) == 0 && !after.detached)
-				break;
-			usleep(100000);
-		}
-		ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight");
-		ASSERT_EQ(after.npools, before.npools, "one pool per RX queue");
-		ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "link works afterwards");
-	}
+	if (test__start_subtest("pools"))
+		assert_pools_back(ifname, peer, ifindex, before.npools);
 }
 
 /* Every verdict with the xdplab programs in native mode: pass lets the
@@ -684,7 +693,7 @@ TEST(macb_cycles)
 {
 	char ifname[IF_NAMESIZE], args[128];
 	const char *peer = macb_peer();
-	struct pp_info before, after;
+	struct pp_info before;
 	struct cli_bg bg, ping;
 	int ifindex;
 
@@ -725,17 +734,8 @@ TEST(macb_cycles)
 		kill(ping.pid, SIGINT);
 		waitpid(ping.pid, NULL, 0);
 	}
-	if (test__start_subtest("pools")) {
-		/* a destroyed pool goes once its last page is back */
-		for (int i = 0; i < 50; i++) {
-			if (pp_dump(NULL, ifindex, false, &after) == 0 && !after.detached)
-				break;
-			usleep(100000);
-		}
-		ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight");
-		ASSERT_EQ(after.npools, before.npools, "one pool per RX queue");
-		ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "link works afterwards");
-	}
+	if (test__start_subtest("pools"))
+		assert_pools_back(ifname, peer, ifindex, before.npools);
 }
 
 /* The GEM and its peer, native XDP and kprobe events, or skips saying
