@@ -420,6 +420,22 @@ TEST(macb_frame_sizes)
 	wait_carrier(ifname, 10);
 }
 
+/* The GEM, its peer and the GEM's page pools (in *pools), or skips
+ * saying which is missing
+ */
+static bool gem_with_pools(char ifname[IF_NAMESIZE], const char *peer, int *ifindex,
+			   struct pp_info *pools)
+{
+	if (!gem_and_peer(ifname, peer))
+		return false;
+	*ifindex = if_nametoindex(ifname);
+	if (pp_dump(NULL, *ifindex, false, pools) || !pools->npools) {
+		test__skip("%s has no page pools (stock macb, or no page-pool netlink API)", ifname);
+		return false;
+	}
+	return true;
+}
+
 /* After pools were destroyed (a close, an MTU change): none left with
  * pages out within 10 s (a destroyed pool goes once its last page or
  * fragment is back), one pool per RX queue, and the link works
@@ -480,13 +496,8 @@ TEST(macb_rx_buffers)
 	struct pp_info before;
 	int ifindex;
 
-	if (!gem_and_peer(ifname, peer))
+	if (!gem_with_pools(ifname, peer, &ifindex, &before))
 		return;
-	ifindex = if_nametoindex(ifname);
-	if (pp_dump(NULL, ifindex, false, &before) || !before.npools) {
-		test__skip("%s has no page pools (stock macb, or no page-pool netlink API)", ifname);
-		return;
-	}
 	for (unsigned int i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++) {
 		int mtu = mtus[i], big = mtu == JUMBO_MTU ? JUMBO_PING : 1472;
 		struct estats a, b;
@@ -697,13 +708,8 @@ TEST(macb_cycles)
 	struct cli_bg bg, ping;
 	int ifindex;
 
-	if (!gem_and_peer(ifname, peer))
+	if (!gem_with_pools(ifname, peer, &ifindex, &before))
 		return;
-	ifindex = if_nametoindex(ifname);
-	if (pp_dump(NULL, ifindex, false, &before) || !before.npools) {
-		test__skip("%s has no page pools (stock macb, or no page-pool netlink API)", ifname);
-		return;
-	}
 	/* traffic all along: a ping flood in the background */
 	ping.pid = fork();
 	if (ping.pid == 0) {
