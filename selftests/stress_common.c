@@ -157,6 +157,62 @@ void kmemleak_forget(void)
 	kmemleak_cmd("clear");
 }
 
+/* Is @fn one of the allocator's own frames, which every backtrace starts with? */
+static bool kmemleak_alloc_frame(const char *fn)
+{
+	static const char *const own[] = {
+		"kmemleak_", "kmem_cache_alloc", "__kmalloc", "kmalloc", "kzalloc",
+		"__vmalloc", "pcpu_alloc", "slab_", "__alloc_skb", "alloc_skb",
+		"__alloc_pages", "alloc_pages", "kmalloc_reserve",
+	};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (!strncmp(fn, own[i], strlen(own[i])))
+			return true;
+	return false;
+}
+
+/* One line a suspect: its size, who allocated it and the first four frames
+ * past the allocator, so that a report of many objects fits in a log and
+ * shows which one leaked first (the others often hang off it); then the
+ * first 3000 bytes of kmemleak's own text.
+ */
+static void kmemleak_summary(const char *buf)
+{
+	const char *obj = buf;
+	int n = 0;
+
+	while ((obj = strstr(obj, "unreferenced object"))) {
+		const char *next = strstr(obj + 1, "unreferenced object");
+		size_t len = next ? (size_t)(next - obj) : strlen(obj);
+		char one[4096], *line, *save = NULL, size[32] = "?", comm[64] = "?";
+		unsigned long jiffies = 0;
+		int frames = 0;
+
+		snprintf(one, sizeof(one), "%.*s", (int)len, obj);
+		sscanf(one, "unreferenced object %*s (size %31[0-9]", size);
+		line = strstr(one, "comm \"");
+		if (line)
+			sscanf(line, "comm \"%63[^\"]\", pid %*d, jiffies %lu", comm, &jiffies);
+		printf("    leak %d: %s B, comm %s, jiffies %lu:", ++n, size, comm, jiffies);
+		line = strstr(one, "backtrace");
+		line = line ? strchr(line, '\n') : NULL;	/* the frames follow it */
+		for (line = line ? strtok_r(line, "\n", &save) : NULL; line && frames < 4;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char fn[96];
+
+			if (sscanf(line, " %95[^+ ]+", fn) != 1 || strchr(fn, '(') ||
+			    kmemleak_alloc_frame(fn))
+				continue;
+			printf(" %s", fn);
+			frames++;
+		}
+		printf("\n");
+		obj += len;
+	}
+	printf("%.3000s\n", buf);
+}
+
 void kmemleak_check(const char *what)
 {
 	static char buf[1 << 16];
@@ -176,7 +232,7 @@ void kmemleak_check(const char *what)
 		leaks++;
 	if (!test__report(leaks == 0, __FILE__, __LINE__, what,
 			  "kmemleak suspects %d object(s)", leaks))
-		printf("%.3000s\n", buf);
+		kmemleak_summary(buf);
 }
 
 static void put_file(const char *path, const char *text)
