@@ -14,6 +14,8 @@
 #   RT=1         also merge rt.config: PREEMPT_RT, lockdep, atomic-sleep checks
 #   FAULT=1      also merge fault.config: failslab, fail_page_alloc, fail_function
 #                (the three combine; each combination is a flavour of its own)
+#   PAGE64K=1    arm64 only: 64 KiB pages (arm64-64k.config), for what a
+#                driver holds per page; combines with the three above
 #   VMTEST_SEED  1 (default): a flavour's first build starts from a copy of
 #                the plain build of its arch (see seed_from below); 0: cold
 #   KERNEL_SRC   build this tree as it is instead of Debian's source
@@ -34,10 +36,12 @@ patchdir=${PATCHDIR:-$XDPLAB_ROOT/kernel-patches}
 patchdir=$(cd "$patchdir" 2>/dev/null && pwd) ||
 	die "PATCHDIR=${PATCHDIR:-} is not a directory" "point PATCHDIR at a folder holding <driver>/*.patch"
 confdir=$XDPLAB_ROOT/kernel-patches/config
-debug=${DEBUG:-0} rt=${RT:-0} fault=${FAULT:-0}
-for v in DEBUG=$debug RT=$rt FAULT=$fault; do
+debug=${DEBUG:-0} rt=${RT:-0} fault=${FAULT:-0} page64k=${PAGE64K:-0}
+for v in DEBUG=$debug RT=$rt FAULT=$fault PAGE64K=$page64k; do
 	[ "${v#*=}" = 0 ] || [ "${v#*=}" = 1 ] || die "$v: expected 0 or 1"
 done
+[ "$page64k" = 0 ] || [ "$arch" = arm64 ] ||
+	die "PAGE64K=1 is for ARCH=arm64 only (the board's Cortex-A72 has 64 KiB pages; x86_64 has none)"
 
 case "$arch" in
 x86_64) image=arch/x86/boot/bzImage target=bzImage ;;
@@ -59,6 +63,11 @@ for f in debug:$debug rt:$rt fault:$fault; do
 	frags+=("$confdir/$f.config")
 	[ ! -e "$confdir/$arch-$f.config" ] || frags+=("$confdir/$arch-$f.config")
 done
+# The page size is a flavour too: with PAGE64K=1 every object is rebuilt.
+if [ "$page64k" = 1 ]; then
+	suffix+=-64k
+	frags+=("$confdir/arm64-64k.config")
+fi
 for f in "${frags[@]}"; do
 	[ -r "$f" ] || die "missing config fragment $f" "restore it from git (git checkout -- kernel-patches/config)"
 done
