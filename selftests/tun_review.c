@@ -1144,6 +1144,29 @@ static const struct bad_vh bad_vhs[] = {
 	  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 10, .csum_offset = 16 } },
 };
 
+/* The two good frames both tests write to t: a 3-MSS TCP GSO frame and a
+ * 9054-byte one without GSO, both with their checksum left to the kernel
+ * (good_gso_vh, good_big_vh). False (and a failed check) if either cannot
+ * be built.
+ */
+static uint8_t good_gso[VH_GSO_PAYLOAD + 128], good_big[VH_BIG_PAYLOAD + 128];
+static size_t good_gso_len, good_big_len;
+static const struct virtio_net_hdr good_gso_vh = {
+	.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+	.hdr_len = 54, .gso_size = CARVE_MSS, .csum_start = 34, .csum_offset = 16,
+}, good_big_vh = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 16 };
+
+static bool good_frames(const struct tap *t)
+{
+	good_gso_len = tcp4_frame(good_gso, sizeof(good_gso), t->mac, TAP_IP, VH_GSO_PAYLOAD, false);
+	good_big_len = tcp4_frame(good_big, sizeof(good_big), t->mac, TAP_IP, VH_BIG_PAYLOAD, false);
+	if (!ASSERT_GT(good_gso_len, 0, "GSO frame") || !ASSERT_GT(good_big_len, 0, "large frame"))
+		return false;
+	tcp4_fix_csums(good_gso + 14, good_gso_len - 34, true);
+	tcp4_fix_csums(good_big + 14, good_big_len - 34, true);
+	return true;
+}
+
 /* With a frags program attached, frames that take tun's multi-buffer path
  * (GSO ones, and those above a page) and carry a header stock refuses:
  * write() fails with EINVAL, the program never runs (stock checks the
@@ -1159,13 +1182,6 @@ TEST(tun_bad_vnet_hdr)
 	static const struct { const char *name; int verdict; } verdicts[] = {
 		{ "xdp_drop", XDP_DROP }, { "xdp_tx", XDP_TX }, { "xdp_pass", XDP_PASS },
 	};
-	static uint8_t gso[VH_GSO_PAYLOAD + 128], big[VH_BIG_PAYLOAD + 128];
-	struct virtio_net_hdr good_gso = {
-		.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-		.hdr_len = 54, .gso_size = CARVE_MSS, .csum_start = 34, .csum_offset = 16,
-	}, good_big = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 16 };
-	size_t gso_len, big_len;
-
 	for (unsigned int i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++) {
 		char ns[NETNS_NAME_MAX] = "";
 		struct tap t = { .fd = -1 };
@@ -1185,14 +1201,12 @@ TEST(tun_bad_vnet_hdr)
 				   strerror(errno));
 			goto next;
 		}
-		gso_len = tcp4_frame(gso, sizeof(gso), t.mac, TAP_IP, VH_GSO_PAYLOAD, false);
-		big_len = tcp4_frame(big, sizeof(big), t.mac, TAP_IP, VH_BIG_PAYLOAD, false);
-		if (!ASSERT_GT(gso_len, 0, "GSO frame") || !ASSERT_GT(big_len, 0, "large frame"))
+		if (!good_frames(&t))
 			goto next;
-		tcp4_fix_csums(gso + 14, gso_len - 34, true);
-		tcp4_fix_csums(big + 14, big_len - 34, true);
-		ASSERT_OK(write_vh_errno(t.fd, &good_gso, gso, gso_len), "good GSO frame written");
-		ASSERT_OK(write_vh_errno(t.fd, &good_big, big, big_len), "good large frame written");
+		ASSERT_OK(write_vh_errno(t.fd, &good_gso_vh, good_gso, good_gso_len),
+			  "good GSO frame written");
+		ASSERT_OK(write_vh_errno(t.fd, &good_big_vh, good_big, good_big_len),
+			  "good large frame written");
 		ASSERT_EQ(runs_of(runs_fd), 2, "program runs on the good frames");
 
 		dropped = dev_stat(ns, TAP0, "rx_dropped");
@@ -1202,8 +1216,8 @@ TEST(tun_bad_vnet_hdr)
 
 			runs = runs_of(runs_fd);
 			snprintf(what, sizeof(what), "write() of a frame with %s", bad->what);
-			ASSERT_EQ(write_vh_errno(t.fd, &bad->vh, bad->big ? big : gso,
-						 bad->big ? big_len : gso_len), EINVAL, what);
+			ASSERT_EQ(write_vh_errno(t.fd, &bad->vh, bad->big ? good_big : good_gso,
+						 bad->big ? good_big_len : good_gso_len), EINVAL, what);
 			snprintf(what, sizeof(what), "program runs on a frame with %s", bad->what);
 			ASSERT_EQ(runs_of(runs_fd) - runs, 0, what);
 		}
@@ -1233,17 +1247,11 @@ TEST(tun_check_hdr_nomem)
 {
 	struct fault_cfg c = { .kind = FAULT_SLAB, .probability = 100, .ntasks = 1,
 			       .tasks = { getpid() } };
-	struct virtio_net_hdr good_gso = {
-		.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
-		.hdr_len = 54, .gso_size = CARVE_MSS, .csum_start = 34, .csum_offset = 16,
-	}, good_big = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 16 };
-	static uint8_t gso[VH_GSO_PAYLOAD + 128], big[VH_BIG_PAYLOAD + 128];
 	const char *why = fault_unavailable(FAULT_SLAB);
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t = { .fd = -1 };
 	int pfd = -1, runs_fd = -1, written = 0;
 	struct fault f = {};
-	size_t gso_len, big_len;
 	long long runs;
 	long injected;
 
@@ -1269,18 +1277,14 @@ TEST(tun_check_hdr_nomem)
 	pfd = counting_attach(ns, TAP0, runs_fd, XDP_DROP);
 	if (!ASSERT_GE(pfd, 0, "drop frags program"))
 		goto out;
-	gso_len = tcp4_frame(gso, sizeof(gso), t.mac, TAP_IP, VH_GSO_PAYLOAD, false);
-	big_len = tcp4_frame(big, sizeof(big), t.mac, TAP_IP, VH_BIG_PAYLOAD, false);
-	if (!ASSERT_GT(gso_len, 0, "GSO frame") || !ASSERT_GT(big_len, 0, "large frame"))
+	if (!good_frames(&t))
 		goto out;
-	tcp4_fix_csums(gso + 14, gso_len - 34, true);
-	tcp4_fix_csums(big + 14, big_len - 34, true);
 	runs = runs_of(runs_fd);
 	if (!ASSERT_OK(fault_arm(&f, &c), "arm failslab under tun_xdp_mb_build_skb()"))
 		goto out;
 	for (int i = 0; i < NOMEM_FRAMES; i++) {
-		written += !write_vh_errno(t.fd, &good_gso, gso, gso_len);
-		written += !write_vh_errno(t.fd, &good_big, big, big_len);
+		written += !write_vh_errno(t.fd, &good_gso_vh, good_gso, good_gso_len);
+		written += !write_vh_errno(t.fd, &good_big_vh, good_big, good_big_len);
 	}
 	injected = fault_disarm(&f);
 	if (test__verbose())
