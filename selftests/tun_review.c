@@ -1142,6 +1142,15 @@ static const struct bad_vh bad_vhs[] = {
 	  { .gso_type = VIRTIO_NET_HDR_GSO_UDP_L4, .hdr_len = 42, .gso_size = CARVE_MSS } },
 	{ "no GSO, above a page, csum_start in the Ethernet header", true,
 	  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 10, .csum_offset = 16 } },
+	/* review-v6 NIT 10: the ECN bit with no GSO type, and a bad GSO
+	 * header on a frame with fragments
+	 */
+	{ "the ECN bit alone", false,
+	  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_ECN,
+	    .hdr_len = 54, .gso_size = CARVE_MSS, .csum_start = 34, .csum_offset = 16 } },
+	{ "GSO with gso_size 0, above a page", true,
+	  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+	    .hdr_len = 54, .csum_start = 34, .csum_offset = 16 } },
 };
 
 /* The two good frames both tests write to t: a 3-MSS TCP GSO frame and a
@@ -1173,7 +1182,8 @@ static bool good_frames(const struct tap *t)
  * header before generic XDP), and rx_dropped counts none of them (tun
  * counts them in rx_frame_errors, which a tap does not report: its
  * net_device_ops have no ndo_get_stats64). A good GSO frame and a good large one before them show that the
- * program runs. Under XDP_DROP, XDP_TX and XDP_PASS. Not covered: a
+ * program runs, and so does a large DATA_VALID one. Under XDP_DROP, XDP_TX and
+ * XDP_PASS. Not covered: a
  * NEEDS_CSUM frame of one page or less without GSO, which stock too
  * gives to the native program before any check.
  */
@@ -1207,7 +1217,11 @@ TEST(tun_bad_vnet_hdr)
 			  "good GSO frame written");
 		ASSERT_OK(write_vh_errno(t.fd, &good_big_vh, good_big, good_big_len),
 			  "good large frame written");
-		ASSERT_EQ(runs_of(runs_fd), 2, "program runs on the good frames");
+		/* DATA_VALID without GSO is a good header too (review-v6 NIT 10) */
+		ASSERT_OK(write_vh_errno(t.fd, &(struct virtio_net_hdr){
+					 .flags = VIRTIO_NET_HDR_F_DATA_VALID }, good_big,
+					 good_big_len), "good large DATA_VALID frame written");
+		ASSERT_EQ(runs_of(runs_fd), 3, "program runs on the good frames");
 
 		dropped = dev_stat(ns, TAP0, "rx_dropped");
 		for (unsigned int b = 0; b < sizeof(bad_vhs) / sizeof(bad_vhs[0]); b++) {
