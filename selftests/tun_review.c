@@ -1181,11 +1181,11 @@ static bool good_frames(const struct tap *t)
  * write() fails with EINVAL, the program never runs (stock checks the
  * header before generic XDP), and rx_dropped counts none of them (tun
  * counts them in rx_frame_errors, which a tap does not report: its
- * net_device_ops have no ndo_get_stats64). A good GSO frame and a good large one before them show that the
- * program runs, and so does a large DATA_VALID one. Under XDP_DROP, XDP_TX and
- * XDP_PASS. Not covered: a
- * NEEDS_CSUM frame of one page or less without GSO, which stock too
- * gives to the native program before any check.
+ * net_device_ops have no ndo_get_stats64). A good GSO frame, a good large
+ * one and a large DATA_VALID one before them show that the program runs.
+ * Under XDP_DROP, XDP_TX and XDP_PASS. Not covered: a NEEDS_CSUM frame of
+ * one page or less without GSO, which stock too gives to the native
+ * program before any check.
  */
 TEST(tun_bad_vnet_hdr)
 {

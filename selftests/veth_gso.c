@@ -1923,7 +1923,7 @@ static void gso_segs_zero(void)
 		};
 		LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = FRAGS,
 			    .expected_attach_type = BPF_XDP);
-		int saved;
+		int saved, err;
 
 		fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "gsozero", "GPL", redirect, 4, &o);
 		if (!ASSERT_GE(fd, 0, "load the tap's redirect program"))
@@ -1931,9 +1931,10 @@ static void gso_segs_zero(void)
 		saved = netns_enter(vp.ns[0]);
 		if (!ASSERT_GE(saved, 0, "enter veth0's namespace"))
 			goto out;
-		ASSERT_OK(bpf_xdp_attach(t.ifindex, fd, XDP_FLAGS_SKB_MODE, NULL),
-			  "attach on the tap in skb mode");
+		err = bpf_xdp_attach(t.ifindex, fd, XDP_FLAGS_SKB_MODE, NULL);
 		netns_leave(saved);
+		if (!ASSERT_OK(err, "attach on the tap in skb mode"))
+			goto out;
 	}
 	frame_build_udp(f, &t, 42 + payload, mss, true);
 	ASSERT_EQ(send_write(&t, f, n), n, "UDP GSO frames written to the tap");
