@@ -44,6 +44,11 @@
  *                          frames under XDP_DROP while the check's atomic
  *                          skb allocation fails (FAULT=1): write() takes
  *                          every one, and the program sees each.
+ *  tun_check_hdr_path      (review-v6 NIT 10) good frames of that path
+ *                          under XDP_TX and XDP_REDIRECT: the program runs
+ *                          once on the whole frame, on the native path
+ *                          unless the check pulled headers past the linear
+ *                          part, and the frame arrives intact.
  *
  * The programs are a few raw instructions, loaded here: each test needs a
  * verdict no xdplab program gives (a push then XDP_TX, a CPUMAP redirect
@@ -1151,6 +1156,13 @@ static const struct bad_vh bad_vhs[] = {
 	{ "GSO with gso_size 0, above a page", true,
 	  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
 	    .hdr_len = 54, .csum_start = 34, .csum_offset = 16 } },
+	/* review-v6 NIT 10: refused only after the check pulled 4,020 bytes
+	 * into the head, past the multi-buffer path's linear part: TCP GSO
+	 * wants the checksum at offset 16 of the transport header
+	 */
+	{ "TCP GSO, csum_offset 0, csum_start past the linear part", false,
+	  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+	    .hdr_len = 54, .gso_size = CARVE_MSS, .csum_start = 4000, .csum_offset = 0 } },
 };
 
 /* The two good frames both tests write to t: a 3-MSS TCP GSO frame and a
@@ -1315,4 +1327,232 @@ out:
 		close(runs_fd);
 	tap_close(&t);
 	netns_del(ns);
+}
+
+/* ==== review-v6 NIT 10: the path a checked frame takes, and what arrives ==== */
+
+enum { PATH_RUNS, PATH_LEN, PATH_GREW, PATH_NR };
+
+/* A frags program that counts its runs (PATH_RUNS), keeps
+ * bpf_xdp_get_buff_len() of the last frame (PATH_LEN), counts the frames
+ * whose tail grew by a byte (PATH_GREW; shrunk back at once) and sends the
+ * frame on: XDP_TX, or XDP_REDIRECT to ifindex redirect_to. The tail of a
+ * multi-buffer frame grows only where its rxq has a frag_size: tun's
+ * native multi-buffer path registers one, generic XDP's rxq has none. So
+ * a grown 9054-byte frame took the native path.
+ */
+static int path_attach(const char *ns, const char *ifname, int stats_fd, int redirect_to)
+{
+	const struct bpf_insn body[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),
+		CALL(BPF_FUNC_xdp_get_buff_len),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_7, BPF_REG_0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+		MOV_IMM(BPF_REG_2, 1),
+		CALL(BPF_FUNC_xdp_adjust_tail),
+		MOV_IMM(BPF_REG_8, 0),
+		INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_0, 0, 4, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+		MOV_IMM(BPF_REG_2, -1),
+		CALL(BPF_FUNC_xdp_adjust_tail),
+		MOV_IMM(BPF_REG_8, 1),
+		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
+		LD_MAP_FD(BPF_REG_1, stats_fd),
+		CALL(BPF_FUNC_map_lookup_elem),
+		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 4, 0),
+		MOV_IMM(BPF_REG_1, 1),
+		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 8 * PATH_RUNS, BPF_ADD),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_7, 8 * PATH_LEN, 0),
+		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_8, 8 * PATH_GREW, BPF_ADD),
+	};
+	struct bpf_insn p[sizeof(body) / sizeof(body[0]) + 4];
+	size_t n = sizeof(body) / sizeof(body[0]);
+
+	memcpy(p, body, sizeof(body));
+	if (redirect_to) {
+		p[n++] = MOV_IMM(BPF_REG_1, redirect_to);
+		p[n++] = MOV_IMM(BPF_REG_2, 0);
+		p[n++] = CALL(BPF_FUNC_redirect);
+	} else {
+		p[n++] = MOV_IMM(BPF_REG_0, XDP_TX);
+	}
+	p[n++] = EXIT();
+	return xdp_raw_attach(ns, ifname, p, n);
+}
+
+static bool path_stats(int fd, long long *v)
+{
+	uint32_t k = 0;
+
+	return !bpf_map_lookup_elem(fd, &k, v);
+}
+
+/* Is the 16-bit checksum at cs + co of out (n bytes), which the writer
+ * seeded with the two bytes at the same place of w, complete over
+ * [cs, n)? Left to the reader (NEEDS_CSUM in the header it reads) it must
+ * still hold the seed.
+ */
+static bool csum_back_ok(const struct virtio_net_hdr *vh, const uint8_t *out, const uint8_t *w,
+			 size_t n, unsigned int cs, unsigned int co)
+{
+	uint32_t seed = (w[cs + co] << 8) | w[cs + co + 1];
+
+	if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
+		return !memcmp(out + cs + co, w + cs + co, 2);
+	return fold(sum16(out + cs, n - cs, seed)) == 0xffff;
+}
+
+/* What came of the written TCP frame w (wlen bytes, a checksum at cs + co
+ * for the kernel to finish where cs is not 0) at fd within 5 s: the frame
+ * whole, bytes equal but for that checksum, or, if gso, TCP segments of it
+ * with their payload at its sequence offset and a TCP checksum complete
+ * or left to the reader. Returns the payload bytes that arrived right, or
+ * -1 on the first frame that is not a right one.
+ */
+static long frame_back(int fd, const uint8_t *w, size_t wlen, unsigned int cs, unsigned int co,
+		       bool gso)
+{
+	const struct virtio_net_hdr *vh = (const void *)rbuf;
+	const uint8_t *out = rbuf + VHOST_NET_HDR_LEN;
+	size_t want = wlen - 54;
+	long got = 0;
+
+	while (got < (long)want) {
+		ssize_t n = tap_read(fd, 5);
+		size_t end = cs + co;
+
+		if (n < 0)
+			break;
+		if ((size_t)n == wlen) {
+			if (cs ? memcmp(out, w, end) || memcmp(out + end + 2, w + end + 2, n - end - 2) ||
+				 !csum_back_ok(vh, out, w, n, cs, co) :
+				 memcmp(out, w, n))
+				return -1;
+			got += want;
+			continue;
+		}
+		/* a segment: Ethernet, IPv4 and TCP headers of 54 bytes */
+		if (!gso || n <= 54 || memcmp(out, w, 14) || out[23] != 6)
+			return -1;
+		if (!pkt_pattern_ok(out + 54, n - 54, ntohl(*(uint32_t *)(out + 38)) - 1))
+			return -1;
+		/* the segment's own pseudo header seeds its checksum */
+		if (!(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
+		    fold(sum16(out + 34, n - 34, pseudo4(out + 14, 6, n - 34))) != 0xffff)
+			return -1;
+		got += n - 54;
+	}
+	return got;
+}
+
+struct path_case {
+	const char *what;
+	struct virtio_net_hdr vh;
+	bool gso;		/* good_gso, else good_big */
+	/* did the tail grow: 1 yes, 0 no, -1 either (not asserted); on a
+	 * kernel without RX_SG every frame here takes generic XDP: no
+	 */
+	int grew;
+	unsigned int cs, co;	/* the checksum the kernel finishes, cs 0: none */
+};
+
+/* Good frames of the multi-buffer path, each under a frags program that
+ * sends it on with XDP_TX or XDP_REDIRECT to a second tap: the program
+ * runs once and sees the whole frame, its path is the one the series
+ * says, and the frame arrives whole (segmented, for GSO), its checksum
+ * complete or left to the reader.
+ *  - a 3-MSS TCP GSO frame: its tail cannot grow on either path (v5 BUG
+ *    1), so its path is not asserted;
+ *  - 9054 bytes, NEEDS_CSUM, and 9054 bytes, DATA_VALID: native, the
+ *    tail grows;
+ *  - 9054 bytes, NEEDS_CSUM at csum_start 4000: the check pulls 4,018
+ *    bytes into the head, past the 3,456-byte linear part; that frame
+ *    goes on as the check's skb through generic XDP (review-v6 DESIGN 3),
+ *    where the tail does not grow.
+ * A regression that sent every checked frame to generic XDP, or lost the
+ * fragments the check's build_skb() covers, fails here; tun_bad_vnet_hdr
+ * passes on stock by design and would not see it (review-v6 NIT 10).
+ */
+TEST(tun_check_hdr_path)
+{
+	const struct path_case cases[] = {
+		{ "TCP GSO frame", good_gso_vh, true, -1, 34, 16 },
+		{ "9054-byte NEEDS_CSUM frame", good_big_vh, false, 1, 34, 16 },
+		{ "9054-byte DATA_VALID frame", { .flags = VIRTIO_NET_HDR_F_DATA_VALID }, false, 1,
+		  0, 0 },
+		{ "9054-byte frame, csum_start 4000",
+		  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 4000, .csum_offset = 16 },
+		  false, 0, 4000, 16 },
+	};
+
+	for (int redirect = 0; redirect <= 1; redirect++) {
+		char ns[NETNS_NAME_MAX] = "";
+		struct tap t = { .fd = -1 }, t1 = { .fd = -1 };
+		int pfd = -1, stats_fd = -1;
+		bool rx_sg;
+
+		if (!test__start_subtest(redirect ? "xdp_redirect" : "xdp_tx"))
+			continue;
+		if (!setup("tunhp", ns, 0, 9000, &t))
+			goto next;
+		/* a redirect checks the frame against the target's MTU */
+		if (redirect && !ASSERT_OK(tap_make(ns, TAP1, 0, 16000, &t1), "second tap"))
+			goto next;
+		rx_sg = tap_has_rx_sg(ns);
+		stats_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "path", 4, 8 * PATH_NR, 1, NULL);
+		if (!ASSERT_GE(stats_fd, 0, "stats map"))
+			goto next;
+		pfd = path_attach(ns, TAP0, stats_fd, redirect ? t1.ifindex : 0);
+		if (pfd < 0) {
+			test__skip("a frags program does not attach to tun natively here (%s)",
+				   strerror(errno));
+			goto next;
+		}
+		if (!good_frames(&t))
+			goto next;
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const struct path_case *c = &cases[i];
+			const uint8_t *w = c->gso ? good_gso : good_big;
+			size_t wlen = c->gso ? good_gso_len : good_big_len;
+			long long before[PATH_NR] = {}, after[PATH_NR] = {};
+			int want_grew = rx_sg ? c->grew : 0;
+			char what[128];
+			long got;
+
+			if (!ASSERT_TRUE(path_stats(stats_fd, before), "stats"))
+				break;
+			snprintf(what, sizeof(what), "write() of a %s", c->what);
+			if (!ASSERT_OK(write_vh_errno(t.fd, &c->vh, w, wlen), what))
+				continue;
+			got = frame_back(redirect ? t1.fd : t.fd, w, wlen, c->cs, c->co, c->gso);
+			if (!ASSERT_TRUE(path_stats(stats_fd, after), "stats"))
+				break;
+			if (test__verbose())
+				printf("    %s: %lld runs, %lld bytes seen, tail grew %lld, %ld payload bytes back\n",
+				       c->what, after[PATH_RUNS] - before[PATH_RUNS], after[PATH_LEN],
+				       after[PATH_GREW] - before[PATH_GREW], got);
+			snprintf(what, sizeof(what), "program runs on a %s", c->what);
+			ASSERT_EQ(after[PATH_RUNS] - before[PATH_RUNS], 1, what);
+			snprintf(what, sizeof(what), "bytes the program saw of a %s", c->what);
+			ASSERT_EQ(after[PATH_LEN], (long long)wlen, what);
+			if (want_grew >= 0) {
+				snprintf(what, sizeof(what), "tail of a %s grew (1: native path)",
+					 c->what);
+				ASSERT_EQ(after[PATH_GREW] - before[PATH_GREW], want_grew, what);
+			}
+			snprintf(what, sizeof(what), "payload bytes of a %s that arrived right",
+				 c->what);
+			ASSERT_EQ(got, (long)(wlen - 54), what);
+		}
+next:
+		if (pfd >= 0)
+			close(pfd);
+		if (stats_fd >= 0)
+			close(stats_fd);
+		tap_close(&t1);
+		tap_close(&t);
+		netns_del(ns);
+	}
 }
