@@ -94,8 +94,16 @@
 #define MOV_IMM(d, i)	INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
 #define CALL(f)		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define EXIT()		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define MOV_REG(d, s)	INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
 #define LD_MAP_FD(d, fd) \
 	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
+/* r0 = the value of key 0 of the array map fd, or NULL */
+#define LOOKUP_KEY0(fd) \
+	INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0), \
+	MOV_REG(BPF_REG_2, BPF_REG_10), \
+	INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4), \
+	LD_MAP_FD(BPF_REG_1, fd), \
+	CALL(BPF_FUNC_map_lookup_elem)
 
 int xdp_raw_attach(const char *ns, const char *ifname, const struct bpf_insn *insns,
 		      size_t n)
@@ -1083,11 +1091,7 @@ out:
 static int counting_attach(const char *ns, const char *ifname, int runs_fd, int verdict)
 {
 	const struct bpf_insn p[] = {
-		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
-		LD_MAP_FD(BPF_REG_1, runs_fd),
-		CALL(BPF_FUNC_map_lookup_elem),
+		LOOKUP_KEY0(runs_fd),
 		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0),
 		MOV_IMM(BPF_REG_1, 1),
 		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 0, BPF_ADD),
@@ -1344,23 +1348,19 @@ enum { PATH_RUNS, PATH_LEN, PATH_GREW, PATH_NR };
 static int path_attach(const char *ns, const char *ifname, int stats_fd, int redirect_to)
 {
 	const struct bpf_insn body[] = {
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),
+		MOV_REG(BPF_REG_6, BPF_REG_1),
 		CALL(BPF_FUNC_xdp_get_buff_len),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_7, BPF_REG_0, 0, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+		MOV_REG(BPF_REG_7, BPF_REG_0),
+		MOV_REG(BPF_REG_1, BPF_REG_6),
 		MOV_IMM(BPF_REG_2, 1),
 		CALL(BPF_FUNC_xdp_adjust_tail),
 		MOV_IMM(BPF_REG_8, 0),
 		INSN(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_0, 0, 4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+		MOV_REG(BPF_REG_1, BPF_REG_6),
 		MOV_IMM(BPF_REG_2, -1),
 		CALL(BPF_FUNC_xdp_adjust_tail),
 		MOV_IMM(BPF_REG_8, 1),
-		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
-		LD_MAP_FD(BPF_REG_1, stats_fd),
-		CALL(BPF_FUNC_map_lookup_elem),
+		LOOKUP_KEY0(stats_fd),
 		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 4, 0),
 		MOV_IMM(BPF_REG_1, 1),
 		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 8 * PATH_RUNS, BPF_ADD),
