@@ -1192,6 +1192,19 @@ static bool good_frames(const struct tap *t)
 	return true;
 }
 
+/* Whether a test with a frags program attached natively (pfd, or -1 and
+ * errno) can go on: skips if tun took none, then builds good_frames().
+ */
+static bool frags_prog_ready(int pfd, const struct tap *t)
+{
+	if (pfd < 0) {
+		test__skip("a frags program does not attach to tun natively here (%s)",
+			   strerror(errno));
+		return false;
+	}
+	return good_frames(t);
+}
+
 /* With a frags program attached, frames that take tun's multi-buffer path
  * (GSO ones, and those above a page) and carry a header stock refuses:
  * write() fails with EINVAL, the program never runs (stock checks the
@@ -1222,12 +1235,7 @@ TEST(tun_bad_vnet_hdr)
 		if (!ASSERT_GE(runs_fd, 0, "runs map"))
 			goto next;
 		pfd = counting_attach(ns, TAP0, runs_fd, verdicts[i].verdict);
-		if (pfd < 0) {
-			test__skip("a frags program does not attach to tun natively here (%s)",
-				   strerror(errno));
-			goto next;
-		}
-		if (!good_frames(&t))
+		if (!frags_prog_ready(pfd, &t))
 			goto next;
 		ASSERT_OK(write_vh_errno(t.fd, &good_gso_vh, good_gso, good_gso_len),
 			  "good GSO frame written");
@@ -1505,12 +1513,7 @@ TEST(tun_check_hdr_path)
 		if (!ASSERT_GE(stats_fd, 0, "stats map"))
 			goto next;
 		pfd = path_attach(ns, TAP0, stats_fd, redirect ? t1.ifindex : 0);
-		if (pfd < 0) {
-			test__skip("a frags program does not attach to tun natively here (%s)",
-				   strerror(errno));
-			goto next;
-		}
-		if (!good_frames(&t))
+		if (!frags_prog_ready(pfd, &t))
 			goto next;
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			const struct path_case *c = &cases[i];
