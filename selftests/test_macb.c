@@ -1314,6 +1314,72 @@ TEST(macb_qstats)
 	estats_free(&e);
 }
 
+/* The software FCS (24/24) goes after a linear frame's data, in its
+ * tailroom; it must not become part of the frame. An xdp_frame given to
+ * ndo_xdp_xmit() goes back to its owner when sent or refused, and the
+ * kernel's live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, xdplab
+ * trafficgen) sends the same frame again from the same page without
+ * setting its length anew: a driver that adds pad and FCS to xdpf->len
+ * sends each reuse 4 bytes longer, the FCSs of earlier sends as payload.
+ * So every 64-byte live frame must be counted as 68 bytes sent (qstats
+ * count the FCS, as for skbs), whatever the number of reuses. Checksum
+ * offload on, the state that makes the FCS the driver's.
+ */
+#define FCS_LIVE_FRAMES 20000
+
+TEST(macb_xdp_fcs_live)
+{
+	char ifname[IF_NAMESIZE], why[160], mac[32], args[192], out[4096], csum[64] = "";
+	const char *peer = macb_peer();
+	long long packets, bytes;
+	bool csum_was_off;
+	struct qstats a, b;
+	struct cli_bg bg;
+	int ifindex;
+
+	if (!gem_and_peer(ifname, peer))
+		return;
+	if (!has_xdp(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return;
+	}
+	ifindex = if_nametoindex(ifname);
+	if (qstats_dump(ifindex, &a) || qs_sum(&a, false, 1) < 0) {
+		test__skip("%s reports no TX bytes a queue over netlink (qstats)", ifname);
+		return;
+	}
+	sh_out(csum, sizeof(csum), "ethtool -k %s | sed -n 's/^tx-checksumming: //p'", ifname);
+	csum_was_off = !strncmp(csum, "off", 3);
+	if (csum_was_off && !ASSERT_OK(sh("ethtool -K %s tx on", ifname), "TX checksum offload on"))
+		return;
+	wait_carrier(ifname, 20);
+	if (!peer_mac(ifname, peer, mac))
+		goto out;
+
+	if (!ASSERT_OK(qstats_dump(ifindex, &a), "qstats before"))
+		goto out;
+	snprintf(args, sizeof(args), "trafficgen %s -n %d -s 64 --dst-mac %s --json -q", ifname,
+		 FCS_LIVE_FRAMES, mac);
+	if (!ASSERT_OK(cli_start(&bg, NULL, args), "trafficgen") ||
+	    !ASSERT_EQ(cli_stop(&bg, 0, 120, out, sizeof(out)), 0, "trafficgen's exit status"))
+		goto out;
+	ASSERT_TRUE(tx_drained(ifname, 0, 10), "the GEM's TX at rest after the run");
+	if (!ASSERT_OK(qstats_dump(ifindex, &b), "qstats after"))
+		goto out;
+	packets = qs_sum(&b, false, 0) - qs_sum(&a, false, 0);
+	bytes = qs_sum(&b, false, 1) - qs_sum(&a, false, 1);
+	if (test__verbose())
+		printf("    %lld frames sent, %lld bytes: %.2f a frame (64 + FCS = 68)\n", packets, bytes,
+		       packets ? (double)bytes / packets : 0.0);
+	/* live frames are dropped, not retried, when the ring is full */
+	ASSERT_GE(packets, FCS_LIVE_FRAMES / 4, "live frames sent");
+	/* the stack's few frames in the window (ARP) are smaller */
+	ASSERT_LE(bytes, packets * 68, "bytes sent: 68 a 64-byte live frame, however often reused");
+out:
+	if (csum_was_off)
+		sh("ethtool -K %s tx off", ifname);
+}
+
 /* A program without frags support is refused above the one-buffer MTU,
  * with the reason.
  */
