@@ -14,6 +14,9 @@
 # And it applies the receive buffer offset to every buffer of a frame, where
 # the hardware applies it to the first only (vmtest/qemu/0002-*.patch): with
 # Linux's offset of 2 on riscv64, multi-buffer frames arrived shifted.
+# And it never raises a DMA bus error: vmtest/qemu/0003-*.patch lets the
+# host do so (QOM property inject-hresp, set over QMP by
+# vmtest/gem-control.sh), so that macb's HRESP recovery runs at all.
 #
 #   VMTEST_GEM_QEMU=patched (default)  build or reuse the patched binary
 #   VMTEST_GEM_QEMU=system             Debian's qemu-system-<target>, as is
