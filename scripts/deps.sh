@@ -2,7 +2,7 @@
 # Install, with apt-get, every Debian package xdplab uses. Idempotent: a
 # group whose packages are all present costs one dpkg query and nothing else.
 #
-#   scripts/deps.sh [base|vm|vm-arm64|vm-riscv64|kselftest|bench|all]...  (default: base)
+#   scripts/deps.sh [base|vm|vm-arm64|vm-riscv64|vm-arm|kselftest|bench|all]...  (default: base)
 #
 # base     - build the BPF objects, loaders and selftests; run the host tests
 # vm       - build Linux 6.12 from Debian's source and boot it under QEMU
@@ -13,6 +13,9 @@
 #            dependencies of the patched QEMU (as vm-arm64), riscv64's libc
 #            for the guest's static test program, and OpenSBI, the firmware
 #            QEMU boots first
+# vm-arm   - the 32-bit Zynq-7000 GEM of make vmtest-zynq: vm, the armhf
+#            cross compiler and its libc (the kernel and the guest's static
+#            /init) and Debian's qemu-system-arm (xilinx-zynq-a9), as it is
 # kselftest - make kselftest: vm, plus what the kernel's XDP/net selftests
 #            call in the guest (the host's / is its root): iptables and nft
 #            (udpgro*.sh DNAT, xdp_synproxy, xdp_flowtable), tcpdump and
@@ -43,6 +46,10 @@ vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
 vm_riscv64=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross opensbi qemu-system-misc
             qemu-system-arm dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev
             libfdt-dev libcap-ng-dev libattr1-dev)
+# libc6-dev-armhf-cross: as for arm64, apt installs no recommends here, and
+# the static /init (vmtest/gem-zynq-init.c) needs the cross libc.
+vm_arm=(gcc-arm-linux-gnueabihf binutils-arm-linux-gnueabihf libc6-dev-armhf-cross
+        qemu-system-arm cpio)
 kselftest=(iptables nftables tcpdump iputils-arping socat)
 bench=(gnuplot-nox)
 
@@ -54,10 +61,11 @@ for group in "$@"; do
 	vm)    want+=("${vm[@]}") ;;
 	vm-arm64) want+=("${vm[@]}" "${vm_arm64[@]}"); foreign+=(arm64) ;;
 	vm-riscv64) want+=("${vm[@]}" "${vm_riscv64[@]}") ;;
+	vm-arm) want+=("${vm[@]}" "${vm_arm[@]}") ;;
 	kselftest) want+=("${vm[@]}" "${kselftest[@]}") ;;
 	bench) want+=("${bench[@]}") ;;
-	all)   want+=("${base[@]}" "${vm[@]}" "${vm_arm64[@]}" "${vm_riscv64[@]}" "${kselftest[@]}" "${bench[@]}"); foreign+=(arm64) ;;
-	*) echo "deps: unknown group '$group' (base, vm, vm-arm64, vm-riscv64, kselftest, bench, all)" >&2; exit 2 ;;
+	all)   want+=("${base[@]}" "${vm[@]}" "${vm_arm64[@]}" "${vm_riscv64[@]}" "${vm_arm[@]}" "${kselftest[@]}" "${bench[@]}"); foreign+=(arm64) ;;
+	*) echo "deps: unknown group '$group' (base, vm, vm-arm64, vm-riscv64, vm-arm, kselftest, bench, all)" >&2; exit 2 ;;
 	esac
 done
 

@@ -6,8 +6,10 @@
 # With DIR, the image is copied there (under the build lock) and that copy's
 # path is printed.
 #
-#   VMTEST_ARCH  x86_64 (default), arm64, or riscv64 (the sifive_u board of
-#                vmtest/gem-rbof.sh)
+#   VMTEST_ARCH  x86_64 (default), arm64, riscv64 (the sifive_u board of
+#                vmtest/gem-rbof.sh) or arm (32-bit: the Zynq-7000 board of
+#                vmtest/gem-zynq.sh; also builds its DTB, copied beside the
+#                image when DIR is given)
 #   PATCHES      none | all (default) | veth,tun,... (see vmtest/series.sh)
 #   PATCHDIR     where the <driver>/ series live (default kernel-patches/)
 #   DEBUG=1      also merge kernel-patches/config/debug.config (and <arch>-debug.config)
@@ -47,6 +49,7 @@ case "$arch" in
 x86_64) image=arch/x86/boot/bzImage target=bzImage ;;
 arm64) image=arch/arm64/boot/Image target=Image ;;
 riscv64) image=arch/riscv/boot/Image target=Image ;;
+arm) image=arch/arm/boot/zImage target=zImage dtb=xilinx/zynq-zc702.dtb ;;
 esac
 [ -z "$cross" ] || command -v "${cross}gcc" >/dev/null ||
 	die "no cross compiler ${cross}gcc" "run 'scripts/deps.sh vm'"
@@ -55,6 +58,14 @@ command -v pahole >/dev/null || die "pahole not found (needed for BTF)" "run 'sc
 # The flavour: which checkers are built in. It names the build directory and
 # ends the kernel release (6.12.117-xdplab-veth+tun+macb-debug-rt).
 frags=("$confdir/base.config" "$confdir/$arch.config")
+# 32-bit arm boots one static program (vmtest/gem-zynq.sh): arm.config is
+# complete on its own, checkers included, and base.config's BPF/BTF, 9p and
+# netfilter would only make a slow build slower.
+if [ "$arch" = arm ]; then
+	frags=("$confdir/arm.config")
+	[ "$debug$rt$fault" = 000 ] ||
+		die "DEBUG=, RT= and FAULT= are not for ARCH=arm" "arm.config already has lockdep, atomic-sleep checks and fail_page_alloc; drop them"
+fi
 suffix=""
 for f in debug:$debug rt:$rt fault:$fault; do
 	[ "${f#*:}" = 1 ] || continue
@@ -163,7 +174,8 @@ build() {
 		tree=$("$VMTEST_DIR/patch.sh" "$src" "$sel" "$patchdir")
 		# Edits made by hand in the worktree (committed or not) count too.
 		key="$key tree=$(git -C "$tree" rev-parse --short HEAD)-$(git -C "$tree" diff HEAD | hash_stream)"
-		if [ -f "$bdir/$image" ] && [ "$(cat "$bdir/.xdplab-key" 2>/dev/null)" = "$key" ]; then
+		if [ -f "$bdir/$image" ] && { [ -z "${dtb:-}" ] || [ -f "$bdir/arch/$karch/boot/dts/$dtb" ]; } &&
+			[ "$(cat "$bdir/.xdplab-key" 2>/dev/null)" = "$key" ]; then
 			log "kernel up to date: $bdir/$image"
 			return 0
 		fi
@@ -178,7 +190,7 @@ build() {
 	local t0=$SECONDS jobs
 	jobs=$(nproc)
 	local mk=(make -C "$tree" O="$bdir" ARCH="$karch" CROSS_COMPILE="$cross" -j"$jobs"
-		LOCALVERSION="$localver" "$target")
+		LOCALVERSION="$localver" "$target" ${dtb:+"$dtb"})
 	log "building $target with $jobs jobs in $bdir (log: $bdir/build.log)"
 	if [ "${V:-0}" = 1 ]; then
 		"${mk[@]}" 2>&1 | tee "$bdir/build.log"
@@ -197,6 +209,7 @@ build() {
 build_and_copy() {
 	build
 	[ -z "${1:-}" ] || cp "$bdir/$image" "$1/"
+	[ -z "${1:-}" ] || [ -z "${dtb:-}" ] || cp "$bdir/arch/$karch/boot/dts/$dtb" "$1/"
 }
 # One lock per source tree: every flavour and selection shares its worktree.
 with_lock "$cache/build/$treekey.lock" build_and_copy "${1:-}"

@@ -26,22 +26,25 @@ cache_dir() {
 	(cd "$c" && pwd)
 }
 
-# norm_arch NAME: the vmtest name of a target architecture (x86_64, arm64, or
-# riscv64: only the sifive_u RBOF test boots it, vmtest/gem-rbof.sh).
+# norm_arch NAME: the vmtest name of a target architecture (x86_64, arm64,
+# riscv64: only the sifive_u RBOF test boots it, vmtest/gem-rbof.sh, or arm:
+# 32-bit, only the Zynq-7000 GEM test, vmtest/gem-zynq.sh).
 # Accepts what uname -m, Debian and kbuild call them.
 norm_arch() {
 	case "${1:-x86_64}" in
 	x86_64 | x86 | amd64) echo x86_64 ;;
 	arm64 | aarch64) echo arm64 ;;
 	riscv64 | riscv) echo riscv64 ;;
+	arm | armhf | armv7l | armv7) echo arm ;;
 	*) die "unsupported ARCH '$1'" "use ARCH=x86_64 (default) or ARCH=arm64" ;;
 	esac
 }
 
 # kbuild's ARCH= and CROSS_COMPILE= for a vmtest architecture.
-kbuild_arch() { case "$1" in x86_64) echo x86 ;; arm64) echo arm64 ;; riscv64) echo riscv ;; esac; }
+kbuild_arch() { case "$1" in x86_64) echo x86 ;; arm64) echo arm64 ;; riscv64) echo riscv ;; arm) echo arm ;; esac; }
 cross_compile() {
-	case "$1" in x86_64) echo "" ;; arm64) echo aarch64-linux-gnu- ;; riscv64) echo riscv64-linux-gnu- ;; esac
+	case "$1" in x86_64) echo "" ;; arm64) echo aarch64-linux-gnu- ;; riscv64) echo riscv64-linux-gnu- ;;
+	arm) echo arm-linux-gnueabihf- ;; esac
 }
 
 # hash_stream: short content hash of stdin.

@@ -16,6 +16,12 @@ mode=${1:-test}
 case "$mode" in test | shell | kernel) ;; *) die "usage: vmtest/run.sh test|shell|kernel" ;; esac
 export VMTEST_ARCH
 VMTEST_ARCH=$(norm_arch "${VMTEST_ARCH:-x86_64}")
+# riscv64 and 32-bit arm kernels boot only their own board's test program.
+case "$mode:$VMTEST_ARCH" in
+test:riscv64 | test:arm | shell:riscv64 | shell:arm)
+	die "ARCH=$VMTEST_ARCH has no vmtest guest: its kernel boots one test program" \
+	"make vmtest-rbof (riscv64 sifive_u) or make vmtest-zynq (32-bit arm, Zynq-7000)" ;;
+esac
 t0=$SECONDS
 
 boot_opts=()

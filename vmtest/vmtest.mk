@@ -11,6 +11,8 @@
 #   make arm64                       only cross-build build/arm64/
 #   make vmtest-rbof                 QEMU's riscv64 sifive_u GEM (RBOF=2):
 #                                    multi-buffer frames byte for byte
+#   make vmtest-zynq                 QEMU's 32-bit xilinx-zynq-a9 GEM: its open
+#                                    under fail_page_alloc, lockdep on
 #
 #   PATCHES=none|all|veth,tun,macb   series to apply (default all)
 #   KERNEL=6.12|debian-6.1|<image>   which kernel (default 6.12 from source)
@@ -27,7 +29,7 @@
 # Variables given on the command line reach the scripts through the
 # environment; ARCH is handed over explicitly because the Makefile sets it.
 
-.PHONY: vmtest vmshell vmkernel vmtest-deps arm64 vmtest-rbof
+.PHONY: vmtest vmshell vmkernel vmtest-deps arm64 vmtest-rbof vmtest-zynq
 
 vmtest-deps:
 	@scripts/deps.sh $(if $(filter arm64 aarch64,$(ARCH)),vm-arm64,vm)
@@ -52,6 +54,13 @@ vmtest: vmtest-deps $(VM_USERLAND)
 # riscv64 kernel (PATCHES=macb by default) and a static /init, no userland.
 vmtest-rbof:
 	@vmtest/gem-rbof.sh
+
+# What only a 32-bit kernel shows: there u64_stats updates are seqcount
+# writes, which lockdep checks for preemption. Its own arm kernel (PATCHES=macb
+# by default; tinyconfig + arm.config), Debian's qemu-system-arm, a static
+# /init (vmtest/gem-zynq-init.c).
+vmtest-zynq:
+	@vmtest/gem-zynq.sh
 
 vmshell: vmtest-deps
 	@VMTEST_ARCH='$(ARCH)' vmtest/run.sh shell
