@@ -35,11 +35,14 @@ vm=(linux-source-6.12 qemu-system-x86 qemu-system-arm bc bison flex
 # `make arm64` stops at the first #include <errno.h> (bits/wordsize.h).
 # The rest builds the board's patched qemu-system-aarch64 from Debian's
 # source (vmtest/qemu-gem.sh): dpkg-source, meson/ninja and the libraries
-# of a TCG-only build with FDT, virtio-9p and plugins.
+# of a TCG-only build with FDT, virtio-9p and plugins. socat serves the
+# board's control service (vmtest/gem-control.sh: HRESP, link changes over
+# QMP); device-tree-compiler's fdtput gives GEM0 a PHY (VMTEST_GEM_PHY=1).
 vm_arm64=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
           qemu-system-arm cpio
           dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev
-          libcap-ng-dev libattr1-dev)
+          libcap-ng-dev libattr1-dev
+          socat device-tree-compiler)
 # Debian's qemu-system-misc is the unpatched qemu-system-riscv64
 # (VMTEST_GEM_QEMU=system); qemu-system-arm brings the version the patched
 # build is made from.

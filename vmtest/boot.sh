@@ -26,7 +26,12 @@
 #   host's), VMTEST_GEM_TESTER (a host build of the kernel's xdp_features:
 #   serve it as the tester on the tap, vmtest/gem-tester.sh),
 #   VMTEST_GEM_QEMU (patched, the default: Debian's QEMU with
-#   vmtest/qemu/*.patch; system: Debian's binary as it is; or a path).
+#   vmtest/qemu/*.patch; system: Debian's binary as it is; or a path),
+#   VMTEST_GEM_PHY=1 (GEM0 gets the emulated PHY on its MDIO bus instead
+#   of the machine's fixed link, so that QMP set_link reaches phylink).
+#   The board's QEMU has a QMP socket, <run>/qmp.sock, and the guest can
+#   ask the host for a DMA bus error or a link change through the control
+#   service (vmtest/gem-control.sh, XDPLAB_GEM_CONTROL in the guest).
 #
 # The console log is kept in <cache>/runs/<time>-<pid>/console.log;
 # <cache>/runs/latest points at the newest run.
@@ -185,7 +190,7 @@ cleanup() {
 		for p in $(ip netns pids "$gem_ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
 		ip netns del "$gem_ns" 2>/dev/null || true
 	fi
-	rm -f "$run/initrd.cpio"
+	rm -f "$run/initrd.cpio" "$run/qmp.sock"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -204,7 +209,33 @@ if [ "$arch" = arm64 ]; then
 	for _ in $(seq 50); do [ -s "$run/iperf3.pid" ] && break; sleep 0.1; done
 	iperf_pid=$(cat "$run/iperf3.pid" 2>/dev/null || true)
 	netns=(ip netns exec "$gem_ns")
-	qargs+=(-nic "tap,ifname=$tap,script=no,downscript=no,mac=$gem_mac")
+	# The netdev has a name for QMP's set_link (gem-control.sh).
+	gem_netdev=gemnet0
+	qargs+=(-nic "tap,id=$gem_netdev,ifname=$tap,script=no,downscript=no,mac=$gem_mac")
+	# A QMP socket in the run directory: the control service's way to
+	# the emulated GEM (and a person's, with socat or qmp-shell).
+	qargs+=(-qmp "unix:$run/qmp.sock,server=on,wait=off")
+	# QEMU's DT gives both GEMs a fixed link: phylink never looks at a
+	# PHY and the carrier only follows ip link set up/down. With
+	# VMTEST_GEM_PHY=1 GEM0 gets the GEM model's own PHY (address 23,
+	# on the GEM's MDIO bus) instead: phylib polls it once a second and
+	# a QMP set_link reaches phylink as a link change.
+	if [ "${VMTEST_GEM_PHY:-0}" = 1 ]; then
+		command -v fdtput >/dev/null || die "fdtput not found (VMTEST_GEM_PHY=1 edits the board's DT)" "run 'scripts/deps.sh vm-arm64'"
+		dtb=$run/board.dtb gem_node=/ethernet@ff0c0000
+		"$qemu" "${machine[@]}" -machine "dumpdtb=$dtb" -accel tcg -m "$mem" -smp "$smp" -kernel "$kernel" \
+			-nodefaults -no-user-config -display none >"$run/dumpdtb.log" 2>&1 ||
+			die "could not dump the board's DT ($run/dumpdtb.log)"
+		phandle=$(fdtget -t u "$dtb" "$gem_node/fixed-link" phandle) &&
+			fdtput -r "$dtb" "$gem_node/fixed-link" &&
+			fdtput -c "$dtb" "$gem_node/mdio" "$gem_node/mdio/ethernet-phy@17" &&
+			fdtput -t u "$dtb" "$gem_node/mdio" '#address-cells' 1 &&
+			fdtput -t u "$dtb" "$gem_node/mdio" '#size-cells' 0 &&
+			fdtput -t u "$dtb" "$gem_node/mdio/ethernet-phy@17" reg 23 &&
+			fdtput -t u "$dtb" "$gem_node/mdio/ethernet-phy@17" phandle "$phandle" ||
+			die "could not give $gem_node a PHY in $dtb"
+		qargs+=(-dtb "$dtb")
+	fi
 	{
 		printf 'export XDPLAB_GEM_PEER=%q XDPLAB_GEM_ADDR=%q XDPLAB_GEM_MAC=%q\n' \
 			"$gem_peer" "$gem_addr" "$gem_mac"
@@ -227,6 +258,23 @@ if [ "$arch" = arm64 ]; then
 		done
 		[ "$listening" = 1 ] || die "the xdp_features tester service did not listen in $gem_ns (log: $run/tester.log)"
 		printf 'export XDPLAB_GEM_TESTER=%q\n' "$gem_peer:$tester_port" >>"$run/guest.env"
+	fi
+	# The control service: the guest asks for a DMA bus error on the GEM
+	# or a link change (vmtest/gem-control.sh), QEMU does it through QMP.
+	if command -v socat >/dev/null; then
+		control_port=7411
+		"${netns[@]}" socat TCP-LISTEN:"$control_port",bind="$gem_peer",reuseaddr,fork \
+			EXEC:"$VMTEST_DIR/gem-control.sh $run/qmp.sock /machine/xlnx-versal/gem0 $gem_netdev" \
+			>"$run/control.log" 2>&1 </dev/null &
+		listening=0
+		for _ in $(seq 50); do
+			ip netns exec "$gem_ns" ss -Htln "sport = :$control_port" | grep -q . && { listening=1; break; }
+			sleep 0.1
+		done
+		[ "$listening" = 1 ] || die "the GEM control service did not listen in $gem_ns (log: $run/control.log)"
+		printf 'export XDPLAB_GEM_CONTROL=%q\n' "$gem_peer:$control_port" >>"$run/guest.env"
+	else
+		log "socat not found: no GEM control service (the macb_hresp tests skip); run 'scripts/deps.sh vm-arm64'"
 	fi
 	# The initramfs: the cached Debian userland, then this run's init.sh
 	# and settings (the kernel unpacks concatenated archives in order).
