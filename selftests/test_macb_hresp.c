@@ -1,0 +1,906 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The GEM's recovery from a DMA bus error, macb_hresp_error_task()
+ * (kernel-patches/macb/, issue 20), run for real: the board's QEMU raises
+ * HRESP on the emulated GEM when the guest asks the host for it
+ * (vmtest/qemu/0003-*.patch: ISR bit 11 and the DMA stopped until the
+ * driver turns TX and RX off; vmtest/gem-control.sh: one-line requests
+ * over TCP, XDPLAB_GEM_CONTROL=<addr>:<port>).
+ *
+ *	rx_after_recovery	HRESP under traffic: logged, RX works again
+ *				within a bound, no broken RX chain (BUG 2)
+ *	xdp_frames_returned	HRESP several times under XDP_TX and
+ *				ndo_xdp_xmit: every page back to its pool
+ *				at the next close (BUG 4)
+ *	link_up_during_recovery	phylink brings the link up while the
+ *				recovery has the GEM stopped: nothing may
+ *				be queued to the TX rings it is about to
+ *				reset, and nothing may leak
+ *
+ * Everything skips, saying why, without the GEM (the host, the x86 guest)
+ * or without the host's control service (a board without it, Debian's
+ * QEMU); the XDP subtests skip on a stock kernel.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <net/if.h>
+
+#include "cli.h"
+#include "netns.h"
+#include "test.h"
+#include "gem.h"
+#include "gem_kprobe.h"
+#include "page_pool.h"
+#include "stress.h"
+
+#define HRESP_MSG	"DMA bus error: HRESP not OK"
+#define INCONSISTENT	"inconsistent Rx descriptor chain"
+#define STALLED		"stalled pool shutdown"
+#define RECOVERY_BOUND	30.0	/* s: from HRESP to a reply again */
+#define HRESP_ROUNDS	3
+#define XDP_TX_PORT	5299	/* iperf3 --cport: what XDP_TX sends back */
+#define TX_RING		64	/* XDP frames fill it while the DMA is stopped */
+#define TRACEFS		"/sys/kernel/tracing"
+
+static char out[65536];
+
+/* ---- the host's control service ---- */
+
+/* One request to vmtest/gem-control.sh; its one-line answer in reply.
+ * 0 for "ok ...", -1 otherwise (reply says why).
+ */
+static int gem_control(const char *req, char *reply, size_t len)
+{
+	const char *ep = getenv("XDPLAB_GEM_CONTROL");
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = 90 };	/* a flap of up to 60 s */
+	char host[64], *colon;
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	snprintf(reply, len, "error: XDPLAB_GEM_CONTROL unset");
+	if (!ep || !*ep)
+		return -1;
+	snprintf(host, sizeof(host), "%s", ep);
+	colon = strrchr(host, ':');
+	if (!colon) {
+		snprintf(reply, len, "error: XDPLAB_GEM_CONTROL=%s is not ADDR:PORT", ep);
+		return -1;
+	}
+	*colon = 0;
+	sa.sin_port = htons(atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		snprintf(reply, len, "error: XDPLAB_GEM_CONTROL=%s: not an IPv4 address", ep);
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    dprintf(fd, "%s\n", req) < 0) {
+		snprintf(reply, len, "error: %s: %s", ep, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	while (n + 1 < len && (r = read(fd, reply + n, len - 1 - n)) > 0)
+		n += r;
+	reply[n] = 0;
+	close(fd);
+	reply[strcspn(reply, "\n")] = 0;
+	if (!n)
+		snprintf(reply, len, "error: no answer from %s", ep);
+	return strncmp(reply, "ok", 2) ? -1 : 0;
+}
+
+/* ---- the GEM, its counters, its log ---- */
+
+static const char *gem_peer(void)
+{
+	const char *p = getenv("XDPLAB_GEM_PEER");
+
+	return p && *p ? p : NULL;
+}
+
+/* The GEM, its peer and the host's control service able to raise HRESP,
+ * or skips saying which is missing
+ */
+static bool gem_hresp_ready(char ifname[IF_NAMESIZE])
+{
+	char why[256];
+
+	if (!gem_find(ifname, why, sizeof(why))) {
+		test__skip("%s", why);
+		return false;
+	}
+	if (!gem_peer()) {
+		test__skip("XDPLAB_GEM_PEER unset (the address of the GEM's peer, the tap on the host)");
+		return false;
+	}
+	if (gem_control("hresp-count", why, sizeof(why))) {
+		test__skip("no host control service that raises HRESP (%s; the board's "
+			   "vmtest/gem-control.sh and vmtest/qemu/0003-*.patch)", why);
+		return false;
+	}
+	return true;
+}
+
+static long long if_stat(const char *ifname, const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", ifname, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The sum of the driver's q<N>_<name> counters (ethtool -S), -1 if none */
+static long long qstat(const char *ifname, const char *name)
+{
+	char n[32];
+
+	if (sh_out(n, sizeof(n), "ethtool -S %s | awk -F: '$1 ~ /^ *q[0-9]+_%s$/ { s += $2; f = 1 } "
+		   "END { print f ? s : -1 }'", ifname, name))
+		return -1;
+	return atoll(n);
+}
+
+static int ping_peer(const char *ifname, const char *peer, int size, int count, const char *interval)
+{
+	return sh("ping -q -I %s -c %d -i %s -W 2 -s %d %s", ifname, count, interval, size, peer);
+}
+
+static bool carrier(const char *ifname)
+{
+	char path[128], c = '0';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier", ifname);
+	f = fopen(path, "r");
+	if (f) {
+		c = fgetc(f);
+		fclose(f);
+	}
+	return c == '1';
+}
+
+static int wait_carrier(const char *ifname, double timeout)
+{
+	for (double end = now_secs() + timeout; now_secs() < end; usleep(100000))
+		if (carrier(ifname))
+			return 0;
+	return -1;
+}
+
+/* Lines of the kernel's log that hold what; -1 if unreadable */
+static long kmsg_count(const char *what)
+{
+	char n[32];
+
+	if (sh_out(n, sizeof(n), "dmesg | grep -c '%s'", what) > 1)
+		return -1;	/* grep -c exits 1 when it counts 0 */
+	return atol(n);
+}
+
+static bool wait_kmsg(const char *what, long more_than, double bound)
+{
+	for (double end = now_secs() + bound; now_secs() < end; usleep(200000))
+		if (kmsg_count(what) > more_than)
+			return true;
+	return false;
+}
+
+static bool has_xdp(const char *ifname)
+{
+	if (sh_out(out, sizeof(out), "%s status %s --json", test__path("xdplab"), ifname) ||
+	    !strstr(out, "\"xdp_features\":\"BASIC")) {
+		test__skip("%s has no native XDP (stock macb, kernel without kernel-patches/macb)", ifname);
+		return false;
+	}
+	return true;
+}
+
+/* The peer's MAC, resolved by pinging it, and its entry pinned (the
+ * programs and the recovery must not leave ARP to chance); false if the
+ * peer does not answer.
+ */
+static bool peer_mac_pinned(const char *ifname, const char *peer, char mac[32])
+{
+	*mac = 0;
+	for (int i = 0; i < 5 && ping_peer(ifname, peer, 56, 1, "0.1"); i++)
+		sleep(1);
+	if (sh_out(mac, 32, "ip neigh show %s dev %s | sed -n 's/.* lladdr \\([^ ]*\\).*/\\1/p'",
+		   peer, ifname) || strlen(mac) < 17) {
+		test__report(false, __FILE__, __LINE__, "the peer's neighbour entry",
+			     "%s did not answer pings: no lladdr", peer);
+		*mac = 0;
+		return false;
+	}
+	mac[17] = 0;
+	return !sh("ip neigh replace %s lladdr %s dev %s nud permanent", peer, mac, ifname);
+}
+
+static void peer_mac_unpin(const char *ifname, const char *peer, const char *mac)
+{
+	if (*mac)	/* back to an entry the kernel confirms again */
+		sh("ip neigh replace %s lladdr %s dev %s nud stale", peer, mac, ifname);
+}
+
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void reap(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
+}
+
+/* rx_packets grows by at least n within bound */
+/* Stops the CLI that attached a program to ifname: it detaches */
+static void cli_detach(struct cli_bg *bg, const char *ifname)
+{
+	int st = cli_stop(bg, SIGINT, 20, out, sizeof(out));
+
+	if (!ASSERT_EQ(st, 0, "xdplab exit status"))
+		printf("%s", out);
+	ASSERT_EQ(xdp_prog_id(NULL, ifname), 0, "detached");
+}
+
+static bool rx_moves(const char *ifname, long long n, double bound)
+{
+	long long rx0 = if_stat(ifname, "rx_packets");
+
+	for (double end = now_secs() + bound; now_secs() < end; usleep(100000))
+		if (if_stat(ifname, "rx_packets") - rx0 >= n)
+			return true;
+	return false;
+}
+
+/* Raises HRESP and waits (bounded) for the driver to log it and for the
+ * recovery to restart the GEM's DMA and bring the carrier back. The
+ * injection is refused while the driver has HRESP masked, as it has
+ * during a recovery: retried until the bound. Prints the host's answers
+ * when verbose.
+ */
+static long long carrier_changes(const char *ifname)
+{
+	char path[128], v[32];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier_changes", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(v, sizeof(v), f))
+		*v = 0;
+	fclose(f);
+	return *v ? atoll(v) : -1;
+}
+
+static bool hresp_and_recover(const char *ifname, double bound)
+{
+	long before = kmsg_count(HRESP_MSG);
+	long long flips = carrier_changes(ifname);
+	double end = now_secs() + bound;
+	char reply[256];
+	int err;
+
+	while ((err = gem_control("hresp", reply, sizeof(reply))) && strstr(reply, "masked") &&
+	       now_secs() < end)
+		usleep(200000);
+	if (test__verbose())
+		printf("    host: %s\n", reply);
+	if (!ASSERT_OK(err, "the host raised HRESP on the GEM"))
+		return false;
+	if (!ASSERT_TRUE(wait_kmsg(HRESP_MSG, before, bound), "\"" HRESP_MSG "\" logged"))
+		return false;
+	/* the task turns the carrier off and, at its end, on again */
+	while (now_secs() < end) {
+		if (carrier_changes(ifname) >= flips + 2 && carrier(ifname) &&
+		    !gem_control("stopped", reply, sizeof(reply)) && !strcmp(reply, "ok stopped 0"))
+			return true;
+		usleep(200000);
+	}
+	return ASSERT_TRUE(false, "the recovery restarted the GEM's DMA and the carrier came back");
+}
+
+/* After a close: no pool of ifindex left with pages out within 10 s (a
+ * destroyed pool retries its release once a second), and no stalled
+ * shutdown logged since stalled_before.
+ */
+static void assert_pools_released(int ifindex, long stalled_before)
+{
+	struct pp_info pi = { 0 };
+
+	for (int i = 0; i < 100; i++) {
+		if (!pp_dump(NULL, ifindex, false, &pi) && !pi.detached)
+			break;
+		usleep(100000);
+	}
+	if (test__verbose())
+		printf("    after the close: %d pool(s) of the GEM, %d destroyed with %llu page(s) in flight\n",
+		       pi.npools, pi.detached, pi.inflight);
+	ASSERT_EQ(pi.detached, 0, "pools destroyed with pages in flight after 10 s of release retries");
+	ASSERT_EQ(kmsg_count(STALLED) - stalled_before, 0, "\"" STALLED "\" logged");
+}
+
+/* ---- rx_after_recovery (issue 20, BUG 2) ---- */
+
+static void rx_after_recovery(const char *ifname, const char *peer)
+{
+	long chain = kmsg_count(INCONSISTENT);
+	long long rx, tx;
+	pid_t flood;
+	double t0;
+
+	if (!ASSERT_OK(wait_carrier(ifname, 20), "carrier") ||
+	    !ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "replies before"))
+		return;
+	/* traffic both ways all along: the recovery drops what is in flight */
+	snprintf(out, sizeof(out), "exec ping -q -i 0.01 -s 1400 -w 60 %s >/dev/null 2>&1", peer);
+	flood = spawn(out);
+	if (!ASSERT_TRUE(rx_moves(ifname, 20, 10), "the flood's replies arrive"))
+		goto out;
+	if (!hresp_and_recover(ifname, RECOVERY_BOUND))
+		goto out;
+	t0 = now_secs();
+	while (ping_peer(ifname, peer, 56, 1, "0.2") && now_secs() - t0 < RECOVERY_BOUND)
+		;
+	if (test__verbose())
+		printf("    first reply %.1f s after the recovery\n", now_secs() - t0);
+	ASSERT_LT(now_secs() - t0, RECOVERY_BOUND, "a reply within the bound after the recovery");
+	reap(&flood);
+	rx = if_stat(ifname, "rx_packets");
+	tx = if_stat(ifname, "tx_packets");
+	ASSERT_OK(ping_peer(ifname, peer, 1400, 5, "0.1"), "5 pings answered after the recovery");
+	ASSERT_GE(if_stat(ifname, "rx_packets") - rx, 5, "rx_packets after the recovery");
+	ASSERT_GE(if_stat(ifname, "tx_packets") - tx, 5, "tx_packets after the recovery");
+	ASSERT_EQ(kmsg_count(INCONSISTENT) - chain, 0, "\"" INCONSISTENT "\" lines");
+out:
+	reap(&flood);
+}
+
+/* ---- xdp_frames_returned (issue 20, BUG 4) ---- */
+
+static void xdp_frames_returned(const char *ifname, const char *peer)
+{
+	char mac[32] = "", args[256];
+	int ifindex = if_nametoindex(ifname), rx = 0, tx = 0;
+	bool attached = false, gen = false, rings = false;
+	struct cli_bg bg, tg;
+	struct pp_info pi;
+	pid_t flood = -1;
+	long stalled;
+	long long xtx = 0, xmit = 0;
+
+	if (!has_xdp(ifname))
+		return;
+	if (pp_dump(NULL, ifindex, false, &pi) || !pi.npools) {
+		test__skip("%s has no page pools (no page-pool netlink API?)", ifname);
+		return;
+	}
+	/* a small TX ring: the XDP frames fill it while the DMA is stopped,
+	 * and the recovery finds it full
+	 */
+	if (link_get_rings(NULL, ifname, &rx, &tx) || link_set_rings(NULL, ifname, rx, TX_RING)) {
+		test__skip("%s: ethtool -G tx %d refused", ifname, TX_RING);
+		return;
+	}
+	rings = true;
+	if (!ASSERT_OK(wait_carrier(ifname, 20), "carrier") || !peer_mac_pinned(ifname, peer, mac))
+		goto out;
+	/* the peer floods UDP to XDP_TX_PORT, which XDP_TX sends back;
+	 * attached once the flood runs, as iperf3's UDP handshake uses it
+	 */
+	snprintf(args, sizeof(args), "exec iperf3 -c %s --connect-timeout 5000 -u -R -b 0 -l 1400 "
+		 "--cport %d -t 120 >/dev/null 2>&1", peer, XDP_TX_PORT);
+	flood = spawn(args);
+	if (!ASSERT_TRUE(rx_moves(ifname, 200, 20), "the peer's UDP flood arrives"))
+		goto out;
+	snprintf(args, sizeof(args), "tx %s --proto udp --port %d --json -q", ifname, XDP_TX_PORT);
+	attached = cli_attach(&bg, NULL, ifname, args);
+	if (!attached)
+		goto out;
+	/* live frames into ndo_xdp_xmit from both CPUs, so both TX rings */
+	snprintf(args, sizeof(args), "trafficgen %s -t 2 -d 120 --dst-mac %s --json -q", ifname, mac);
+	gen = ASSERT_OK(cli_start(&tg, NULL, args), "trafficgen");
+	if (!gen)
+		goto out;
+	for (int round = 0; round < HRESP_ROUNDS; round++) {
+		long long t0 = qstat(ifname, "xdp_tx"), x0 = qstat(ifname, "xdp_xmit");
+		double end = now_secs() + 20;
+
+		/* both producers at work before the error */
+		while ((qstat(ifname, "xdp_tx") - t0 < 50 || qstat(ifname, "xdp_xmit") - x0 < 50) &&
+		       now_secs() < end)
+			usleep(200000);
+		xtx += qstat(ifname, "xdp_tx") - t0;
+		xmit += qstat(ifname, "xdp_xmit") - x0;
+		if (!ASSERT_LT(now_secs(), end, "XDP_TX and ndo_xdp_xmit both sending before HRESP") ||
+		    !hresp_and_recover(ifname, RECOVERY_BOUND))
+			break;
+	}
+	if (test__verbose())
+		printf("    before the errors: XDP_TX %lld frames, ndo_xdp_xmit %lld frames\n", xtx, xmit);
+out:
+	if (gen)
+		ASSERT_EQ(cli_stop(&tg, SIGINT, 30, out, sizeof(out)), 0, "trafficgen's exit status");
+	if (attached)
+		cli_detach(&bg, ifname);
+	reap(&flood);
+	/* whatever happened above: the close must get every page back */
+	stalled = kmsg_count(STALLED);
+	if (ASSERT_OK(sh("ip link set %s down", ifname), "ip link set down"))
+		assert_pools_released(ifindex, stalled);
+	sh("ip link set %s up", ifname);
+	if (rings)
+		link_set_rings(NULL, ifname, rx, tx);
+	wait_carrier(ifname, 20);
+	peer_mac_unpin(ifname, peer, mac);
+	ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "the link works afterwards");
+}
+
+/* ---- link_up_during_recovery (the review of v7) ---- */
+
+/*
+ * macb_hresp_error_task() turns the carrier off and stops the TX queues,
+ * then sleeps (napi_disable(), synchronize_net(), the GFP_KERNEL refill)
+ * before it frees what the TX rings hold and resets them. phylink does
+ * not know: a link-up resolved meanwhile calls macb_mac_link_up(), which
+ * turns RE/TE and the interrupts on and wakes the TX queues, and phylink
+ * turns the carrier on, so the stack and ndo_xdp_xmit() fill the rings
+ * that gem_init_rings() then resets without tx_ptr_lock: skbs and
+ * xdp_frames lost, a page pool that never drains.
+ *
+ * To make it happen on the board, every step is held open:
+ * - the GEM has the emulated PHY (VMTEST_GEM_PHY=1; QEMU's DT gives it a
+ *   fixed link, which nothing but ip link set up ever resolves), which
+ *   phylib polls once a second, so the host's QMP set_link is a link
+ *   change phylink sees;
+ * - the recovery is kept in napi_disable() for seconds: NAPI is threaded,
+ *   RX queue 0's thread lives on CPU 1, where a SCHED_FIFO loop (RT
+ *   throttling off) keeps it from running once an RX interrupt has
+ *   scheduled it; everything else (the test, the GEM's interrupt, the
+ *   other NAPI threads, so phylib's and phylink's work) stays on CPU 0;
+ * - meanwhile the host takes the link down and, 1.5 s later, up;
+ *   phylib reports the link up (phylink_phy_change(up)) while the task
+ *   still waits; then the loop ends and the recovery goes on.
+ * Kprobes time it all: the task's start and gem_init_rings()'s return
+ * bound the window in which the GEM is stopped and its TX rings are the
+ * recovery's; ndo_xdp_xmit() returns that accepted frames and
+ * macb_start_xmit() returns NETDEV_TX_OK in that window are producers
+ * that filled those rings (one call per CPU in flight when the task
+ * started is let through). Then the leak: at the next close every pool
+ * must drain, and the TX queue must still send.
+ */
+#define HOLD_SECS	20.0	/* bound of the SCHED_FIFO loop */
+#define FLAP_MS		1500	/* link down that long: a phylib poll sees it */
+#define PHY_UP_BOUND	6.0	/* s: phylib's poll after the link comes back */
+
+struct tev {
+	char name[24];
+	double ts;
+	int pid;
+	long long arg;
+};
+
+/* The xdplab kprobe events in the trace, in order; the count, or -1 */
+static int trace_read(struct tev *ev, int max)
+{
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char *br, *colon, *name, *p, *dash;
+		struct tev e = { .arg = -1 };
+
+		if (line[0] == '#' || !(br = strstr(line, "] ")))
+			continue;
+		/* "<comm>-<pid> [cpu] flags ts: name: (sym...) arg=v" */
+		*br = 0;
+		dash = strrchr(line, '-');
+		e.pid = dash ? atoi(dash + 1) : -1;
+		p = br + 2;
+		colon = strstr(p, ": ");
+		if (!colon)
+			continue;
+		*colon = 0;
+		name = strrchr(p, ' ');
+		e.ts = atof(name ? name : p);
+		name = colon + 2;
+		p = strchr(name, ':');
+		if (!p)
+			continue;
+		*p = 0;
+		snprintf(e.name, sizeof(e.name), "%s", name);
+		p = strchr(p + 1, '=');
+		if (p)
+			e.arg = strtoll(p + 1, NULL, 0);
+		ev[n++] = e;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The time of the first event named name after t (by pid if pid > 0), or -1 */
+static double tev_first(const struct tev *ev, int n, const char *name, double t, int pid,
+			long long arg, int *who)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ev[i].name, name) && ev[i].ts >= t && (pid <= 0 || ev[i].pid == pid) &&
+		    (arg < 0 || ev[i].arg == arg)) {
+			if (who)
+				*who = ev[i].pid;
+			return ev[i].ts;
+		}
+	return -1;
+}
+
+static int tev_count(const struct tev *ev, int n, const char *name, double from, double to)
+{
+	int c = 0;
+
+	for (int i = 0; i < n; i++)
+		c += !strcmp(ev[i].name, name) && ev[i].ts >= from && ev[i].ts <= to;
+	return c;
+}
+
+/* The first event named name since the trace was cleared, within bound */
+static double wait_tev(struct tev *ev, int max, const char *name, long long arg, double bound,
+		       int *who)
+{
+	for (double end = now_secs() + bound; now_secs() < end; usleep(100000)) {
+		int n = trace_read(ev, max);
+		double t = n > 0 ? tev_first(ev, n, name, 0, 0, arg, who) : -1;
+
+		if (t >= 0)
+			return t;
+	}
+	return -1;
+}
+
+/* A SCHED_FIFO busy loop on cpu for at most secs */
+static pid_t rt_hog(int cpu, double secs)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	cpu_set_t set;
+	double end;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(1);
+	for (end = now_secs() + secs; now_secs() < end;)
+		;
+	_exit(0);
+}
+
+/* The pid of RX queue 0's NAPI thread, "napi/<if>-<id>" with the lowest
+ * non-zero id (RX NAPIs get ids in the order the driver adds them, queue 0
+ * first; TX NAPIs have none), or -1; every other NAPI thread of ifname is
+ * pinned to cpu0 on the way.
+ */
+static pid_t napi_rx0_thread(const char *ifname, int cpu0)
+{
+	char prefix[IF_NAMESIZE + 8], comm[64], path[300];
+	long best = LONG_MAX;
+	pid_t pid = -1, all[64];
+	int n = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -1;
+	snprintf(prefix, sizeof(prefix), "napi/%s-", ifname);
+	while ((de = readdir(d)) && n < 64) {
+		FILE *f;
+		long id;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			*comm = 0;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+		if (strncmp(comm, prefix, strlen(prefix)))
+			continue;
+		all[n++] = atoi(de->d_name);
+		id = atol(comm + strlen(prefix));
+		if (id > 0 && id < best) {
+			best = id;
+			pid = atoi(de->d_name);
+		}
+	}
+	closedir(d);
+	for (int i = 0; i < n; i++) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(all[i] == pid ? 1 - cpu0 : cpu0, &set);
+		sched_setaffinity(all[i], sizeof(set), &set);
+	}
+	return pid;
+}
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	*buf = 0;
+	if (!f)
+		return -1;
+	if (!fgets(buf, len, f))
+		*buf = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return *buf ? 0 : -1;
+}
+
+#define NEV 200000
+
+static void link_up_during_recovery(const char *ifname, const char *peer)
+{
+	struct gem_kprobe k_task = {}, k_done = {}, k_rings = {}, k_up = {}, k_phy = {}, k_xmit = {},
+			  k_skb = {};
+	char mac[32] = "", args[256], reply[128], threaded[8] = "", rt[32] = "", irqs[64] = "",
+	     bufkb[32] = "", path[128];
+	int ifindex = if_nametoindex(ifname), ncpu = sysconf(_SC_NPROCESSORS_ONLN), n, who = -1;
+	double t_task, t_phy, t_rings, t_done, t_flap, t_hog;
+	long stalled, chain = kmsg_count(INCONSISTENT);
+	long long tx0;
+	bool gen = false, xfail = false;
+	struct cli_bg tg;
+	cpu_set_t saved, cpu0;
+	pid_t hog = -1, flood = -1, rx0;
+	struct tev *ev = NULL;
+	const char *no;
+
+	if (!has_xdp(ifname))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/phydev", ifname);
+	if (access(path, F_OK)) {
+		test__skip("%s has a fixed link (QEMU's xlnx-versal-virt DT): phylink never looks at "
+			   "the PHY, so QMP set_link cannot reach it; boot the board with VMTEST_GEM_PHY=1",
+			   ifname);
+		return;
+	}
+	no = gem_kprobe_unavailable();
+	if (no) {
+		test__skip("%s", no);
+		return;
+	}
+	if (ncpu < 2) {
+		test__skip("one CPU: the recovery cannot be held on one while the link comes up on another");
+		return;
+	}
+	snprintf(path, sizeof(path), "/sys/class/net/%s/threaded", ifname);
+	if (read_line(path, threaded, sizeof(threaded)) ||
+	    read_line("/proc/sys/kernel/sched_rt_runtime_us", rt, sizeof(rt))) {
+		test__skip("no threaded NAPI or no sched_rt_runtime_us here");
+		return;
+	}
+	ev = calloc(NEV, sizeof(*ev));
+	if (!ASSERT_OK_PTR(ev, "trace buffer"))
+		return;
+	read_line(TRACEFS "/buffer_size_kb", bufkb, sizeof(bufkb));
+	sched_getaffinity(0, sizeof(saved), &saved);
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	/* from here on this process and what it starts run on CPU 0 */
+	if (!ASSERT_OK(sched_setaffinity(0, sizeof(cpu0), &cpu0), "the test on CPU 0") ||
+	    !ASSERT_OK(sh("echo 1 > /sys/class/net/%s/threaded", ifname), "threaded NAPI"))
+		goto out;
+	/* the GEM's interrupt on CPU 0, so the task's kworker there too */
+	sh_out(irqs, sizeof(irqs), "grep -E ' %s(,.*)?$' /proc/interrupts | cut -d: -f1 | tr -d ' ' | head -1",
+	       ifname);
+	irqs[strcspn(irqs, "\n")] = 0;
+	if (!ASSERT_TRUE(*irqs, "the GEM's interrupt in /proc/interrupts") ||
+	    !ASSERT_OK(sh("echo 0 > /proc/irq/%s/smp_affinity_list", irqs), "the GEM's interrupt on CPU 0"))
+		goto out;
+	/* a down and up from CPU 0: phylib's polling work starts over there */
+	if (!ASSERT_OK(sh("ip link set %s down && ip link set %s up", ifname, ifname), "down/up") ||
+	    !ASSERT_OK(wait_carrier(ifname, 20), "carrier") || !peer_mac_pinned(ifname, peer, mac))
+		goto out;
+	rx0 = napi_rx0_thread(ifname, 0);
+	if (!ASSERT_GT(rx0, 0, "RX queue 0's NAPI thread"))
+		goto out;
+	sh("echo 8192 > " TRACEFS "/buffer_size_kb");
+	if (!ASSERT_OK(gem_kprobe_add(&k_task, "hresp_task", "macb_hresp_error_task", NULL),
+		       "kprobe macb_hresp_error_task") ||
+	    !ASSERT_OK(gem_kprobe_add(&k_done, "hresp_done", "macb_hresp_error_task%return", NULL),
+		       "kretprobe macb_hresp_error_task") ||
+	    !ASSERT_OK(gem_kprobe_add(&k_rings, "hresp_rings", "gem_init_rings%return", NULL),
+		       "kretprobe gem_init_rings") ||
+	    !ASSERT_OK(gem_kprobe_add(&k_up, "hresp_mac_up", "macb_mac_link_up", NULL),
+		       "kprobe macb_mac_link_up") ||
+	    !ASSERT_OK(gem_kprobe_add(&k_phy, "hresp_phy", "phylink_phy_change up=%x1:u8", NULL),
+		       "kprobe phylink_phy_change") ||
+	    !ASSERT_OK(gem_kprobe_add(&k_xmit, "hresp_xmit", "macb_xdp_xmit%return ret=$retval:s32",
+				      "ret > 0"), "kretprobe macb_xdp_xmit") ||
+	    !ASSERT_OK(gem_kprobe_add(&k_skb, "hresp_skb", "macb_start_xmit%return ret=$retval:s32",
+				      "ret == 0"), "kretprobe macb_start_xmit"))
+		goto out;
+	/* the producers: live frames into ndo_xdp_xmit from both CPUs, and
+	 * the stack's pings, whose replies also schedule RX queue 0's NAPI
+	 */
+	snprintf(args, sizeof(args), "trafficgen %s -t 2 -d 120 --dst-mac %s --json -q", ifname, mac);
+	gen = ASSERT_OK(cli_start(&tg, NULL, args), "trafficgen");
+	if (!gen)
+		goto out;
+	snprintf(args, sizeof(args), "exec ping -q -i 0.02 -s 56 -w 120 %s >/dev/null 2>&1", peer);
+	flood = spawn(args);
+	if (!ASSERT_TRUE(rx_moves(ifname, 20, 10), "the pings' replies arrive"))
+		goto out;
+	/* hold RX queue 0's NAPI: RT throttling off, CPU 1 taken */
+	if (!ASSERT_OK(sh("echo -1 > /proc/sys/kernel/sched_rt_runtime_us"), "RT throttling off"))
+		goto out;
+	gem_kprobe_clear();
+	t_hog = now_secs();
+	hog = rt_hog(1, HOLD_SECS);
+	/* RX stops: the NAPI thread, scheduled by the next reply, waits */
+	{
+		long long last = -1, cur;
+		double end = now_secs() + 5;
+
+		while ((cur = if_stat(ifname, "rx_packets")) != last && now_secs() < end) {
+			last = cur;
+			usleep(500000);
+		}
+		if (!ASSERT_LT(now_secs(), end, "RX queue 0's NAPI held (rx_packets stopped)"))
+			goto out;
+	}
+	if (!ASSERT_OK(gem_control("hresp", reply, sizeof(reply)), "the host raised HRESP")) {
+		printf("    host: %s\n", reply);
+		goto out;
+	}
+	t_task = wait_tev(ev, NEV, "hresp_task", -1, 10, &who);
+	if (!ASSERT_GE(t_task, 0, "the recovery started (kprobe)"))
+		goto out;
+	/* the task is in napi_disable(): take the link down and up */
+	t_flap = now_secs();
+	snprintf(args, sizeof(args), "flap %d", FLAP_MS);
+	if (!ASSERT_OK(gem_control(args, reply, sizeof(reply)), "the host flapped the link")) {
+		printf("    host: %s\n", reply);
+		goto out;
+	}
+	t_phy = wait_tev(ev, NEV, "hresp_phy", 1, PHY_UP_BOUND, NULL);
+	if (test__verbose())
+		printf("    HRESP %.1f s into the hold, the flap took %.1f s, phylib's link up %s\n",
+		       t_flap - t_hog, now_secs() - t_flap, t_phy >= 0 ? "seen" : "not seen");
+	/* give the producers the rest of a second of an awake queue, if
+	 * they have one
+	 */
+	usleep(1000000);
+	reap(&hog);
+	sh("echo %s > /proc/sys/kernel/sched_rt_runtime_us", rt);
+	t_done = wait_tev(ev, NEV, "hresp_done", -1, RECOVERY_BOUND, NULL);
+	if (!ASSERT_GE(t_done, 0, "the recovery ended"))
+		goto out;
+	n = trace_read(ev, NEV);
+	t_rings = tev_first(ev, n, "hresp_rings", t_task, who, -1, NULL);
+	t_phy = tev_first(ev, n, "hresp_phy", t_task, -1, 1, NULL);
+	{
+		double t_mac = tev_first(ev, n, "hresp_mac_up", t_task, -1, -1, NULL);
+		int nx = tev_count(ev, n, "hresp_xmit", t_task, t_rings),
+		    ns = tev_count(ev, n, "hresp_skb", t_task, t_rings);
+
+		if (test__verbose()) {
+			printf("    recovery (kworker pid %d): start %.6f, rings reset %.6f, end %.6f\n",
+			       who, t_task, t_rings, t_done);
+			printf("    phylib link up at %.6f, macb_mac_link_up at %.6f (-1: none)\n",
+			       t_phy, t_mac);
+			printf("    in the window: ndo_xdp_xmit() accepted frames %d times, "
+			       "macb_start_xmit() queued %d skbs\n", nx, ns);
+		}
+		ASSERT_GE(t_rings, t_task, "gem_init_rings() ran in the recovery");
+		/* the race was set up: the link came up while the GEM was stopped */
+		ASSERT_TRUE(t_phy >= t_task && t_phy <= t_rings,
+			    "phylib reported the link up while the recovery had the GEM stopped");
+		ASSERT_LE(nx, ncpu, "ndo_xdp_xmit() calls that queued frames to the TX rings the recovery resets");
+		ASSERT_LE(ns, ncpu, "skbs the stack queued to the TX rings the recovery resets");
+		xfail = nx > ncpu || ns > ncpu;
+	}
+	/* the TX queue still sends */
+	reap(&flood);
+	ASSERT_EQ(cli_stop(&tg, SIGINT, 30, out, sizeof(out)), 0, "trafficgen's exit status");
+	gen = false;
+	tx0 = if_stat(ifname, "tx_packets");
+	ASSERT_OK(ping_peer(ifname, peer, 56, 5, "0.1"), "pings answered after the recovery");
+	ASSERT_GE(if_stat(ifname, "tx_packets") - tx0, 5, "tx_packets after the recovery");
+	ASSERT_EQ(kmsg_count(INCONSISTENT) - chain, 0, "\"" INCONSISTENT "\" lines");
+	if (xfail && test__verbose())
+		printf("    (the frames queued in the window are what gem_init_rings() may have reset away)\n");
+out:
+	reap(&hog);
+	if (*rt)
+		sh("echo %s > /proc/sys/kernel/sched_rt_runtime_us", rt);
+	reap(&flood);
+	if (gen)
+		cli_stop(&tg, SIGINT, 30, out, sizeof(out));
+	gem_kprobe_del(&k_skb);
+	gem_kprobe_del(&k_xmit);
+	gem_kprobe_del(&k_phy);
+	gem_kprobe_del(&k_up);
+	gem_kprobe_del(&k_rings);
+	gem_kprobe_del(&k_done);
+	gem_kprobe_del(&k_task);
+	if (*bufkb)
+		sh("echo %s > " TRACEFS "/buffer_size_kb", bufkb);
+	/* the leak: every page back at the close */
+	stalled = kmsg_count(STALLED);
+	if (ASSERT_OK(sh("ip link set %s down", ifname), "ip link set down"))
+		assert_pools_released(ifindex, stalled);
+	if (*threaded)
+		sh("echo %s > /sys/class/net/%s/threaded", threaded, ifname);
+	if (*irqs)
+		sh("cat /proc/irq/default_smp_affinity > /proc/irq/%s/smp_affinity", irqs);
+	sh("ip link set %s up", ifname);
+	sched_setaffinity(0, sizeof(saved), &saved);
+	wait_carrier(ifname, 20);
+	peer_mac_unpin(ifname, peer, mac);
+	free(ev);
+}
+
+TEST(macb_hresp)
+{
+	char ifname[IF_NAMESIZE];
+	const char *peer = gem_peer();
+
+	if (!gem_hresp_ready(ifname))
+		return;
+	wait_carrier(ifname, 20);
+	if (test__start_subtest("rx_after_recovery"))
+		rx_after_recovery(ifname, peer);
+	if (test__start_subtest("xdp_frames_returned"))
+		xdp_frames_returned(ifname, peer);
+	if (test__start_subtest("link_up_during_recovery"))
+		link_up_during_recovery(ifname, peer);
+}
