@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
 # What a PATCHES= selection means.
 #
-#   vmtest/series.sh drivers SELECTION            drivers, in apply order
-#   vmtest/series.sh applied SELECTION PATCHDIR   those with patches: "veth+tun",
+#   vmtest/series.sh drivers SELECTION            series, in apply order
+#   vmtest/series.sh applied SELECTION PATCHDIR   those with patches: "xdp+veth+tun",
 #                                                 or "none" when nothing applies
 #   vmtest/series.sh files   SELECTION PATCHDIR   the patch files, one a line
 #   vmtest/series.sh hash    SELECTION PATCHDIR   hash of names and contents
 #
-# SELECTION: none, all (veth tun macb), or drivers separated by commas or
-# spaces. A series directory that does not exist or holds no *.patch simply
-# has nothing to apply. Cover letters (0000-cover-letter.patch) are skipped.
+# SELECTION: none, all (xdp veth tun macb), or series separated by commas or
+# spaces. A series another one is built on comes with it, first and once:
+# veth and tun need xdp (the core helper both use), so PATCHES=veth applies
+# xdp then veth ("xdp+veth"); macb needs nothing. A series directory that
+# does not exist or holds no *.patch simply has nothing to apply. Cover
+# letters (0000-cover-letter.patch) are skipped.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-known=(veth tun macb)
+known=(xdp veth tun macb)
+# What each series is built on, applied before it.
+declare -A needs=([veth]=xdp [tun]=xdp)
 
 drivers() {
-	local sel=${1:-all} d out=()
+	local sel=${1:-all} d out=() pre=() want=()
 	case "$sel" in
 	none | "") return 0 ;;
-	all) echo "${known[*]}"; return 0 ;;
+	all) sel=${known[*]} ;;
 	esac
 	for d in ${sel//,/ }; do
 		case " ${known[*]} " in
-		*" $d "*) out+=("$d") ;;
+		*" $d "*) want+=("$d") ;;
 		*) die "unknown patch series '$d' in PATCHES=$sel" "use PATCHES=none, all, or a list of: ${known[*]}" ;;
+		esac
+		[ -z "${needs[$d]:-}" ] || pre+=("${needs[$d]}")
+	done
+	# The prerequisites first, then the selection in its order, each once.
+	for d in "${pre[@]}" "${want[@]}"; do
+		case " ${out[*]} " in
+		*" $d "*) ;;
+		*) out+=("$d") ;;
 		esac
 	done
 	echo "${out[*]}"

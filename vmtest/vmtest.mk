@@ -14,7 +14,8 @@
 #   make vmtest-zynq                 QEMU's 32-bit xilinx-zynq-a9 GEM: its open
 #                                    under fail_page_alloc, lockdep on
 #
-#   PATCHES=none|all|veth,tun,macb   series to apply (default all)
+#   PATCHES=none|all|veth,tun,macb   series to apply (default all: xdp,veth,tun,
+#                                    macb; veth and tun bring xdp along)
 #   KERNEL=6.12|debian-6.1|<image>   which kernel (default 6.12 from source)
 #   DEBUG=1                          KASAN, lockdep, kmemleak, DEBUG_NET
 #   RT=1                             PREEMPT_RT + lockdep + atomic-sleep checks
