@@ -434,6 +434,28 @@ static __always_inline int ipip_pop(struct xdp_md *ctx, const struct xdplab_pkt 
 	return l4_csum_fill(ctx);
 }
 
+/* GSO_TEST_BROADCAST: the ports a superframe goes to, by ifindex. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u32);
+} gso_ports SEC(".maps");
+
+/* The TCP or UDP payload bytes of the frame, or -1. */
+static __always_inline long l4_payload(struct xdp_md *ctx, const struct xdplab_pkt *p)
+{
+	struct tcphdr th;
+	__u32 hlen = sizeof(struct udphdr);
+
+	if (p->l4 == XDPLAB_L4_TCP) {
+		if (bpf_xdp_load_bytes(ctx, p->l4_off, &th, sizeof(th)))
+			return -1;
+		hlen = th.doff * 4;
+	}
+	return p->len >= p->l4_off + hlen ? p->len - p->l4_off - hlen : -1;
+}
+
 /* The review modes, on UDP frames to gso_cfg.port (and tx_port) and, for
  * GSO_TEST_TRIM_REDIRECT, on superframes. Returns the verdict, or -1 for
  * a frame they leave to the others.
@@ -532,6 +554,21 @@ static __always_inline int review(struct xdp_md *ctx, struct xdplab_pkt *p, bool
 		else if (!err)
 			count(GSO_CNT_CHANGED, 1);
 		return err < 0 ? XDP_DROP : XDP_PASS;
+	case GSO_TEST_BROADCAST: {
+		long n;
+
+		if ((p->l4 != XDPLAB_L4_TCP && p->l4 != XDPLAB_L4_UDP) ||
+		    p->len <= gso_cfg.mtu + ETH_HLEN)
+			return -1;
+		n = l4_payload(ctx, p);
+		if (n < 0 || set_macs(ctx, false)) {
+			count(GSO_CNT_FAILED, 1);
+			return XDP_PASS;
+		}
+		count(GSO_CNT_ACTED, 1);
+		count(GSO_CNT_PAYLOAD, n);
+		return bpf_redirect_map(&gso_ports, 0, BPF_F_BROADCAST);
+	}
 	case GSO_TEST_WRITE_PASS: {
 		__u8 last;
 

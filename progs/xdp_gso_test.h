@@ -72,6 +72,13 @@ enum {
 				 * frame, so shared fragments are copied
 				 * first): CHANGED, or FAILED; ACTED when the
 				 * byte lay past the linear part; XDP_PASS */
+	/* The redirect target shared by several frames (issues 18, 19: the
+	 * core's xdp_do_redirect_to()).
+	 */
+	GSO_TEST_BROADCAST,	/* TCP and UDP superframes: set MACs dmac/smac,
+				 * XDP_REDIRECT with BPF_F_BROADCAST to every
+				 * port of gso_ports (ACTED, their payload
+				 * bytes in PAYLOAD); other frames pass */
 	GSO_TEST_MODE_MAX,
 };
 
@@ -109,6 +116,8 @@ enum {
 	GSO_CNT_CHANGED,	/* frames the mode changed (resized, re-addressed) */
 	GSO_CNT_ACTED,		/* superframes given the mode's TX/REDIRECT/DROP */
 	GSO_CNT_FAILED,		/* a helper failed: passed unchanged */
+	GSO_CNT_PAYLOAD,	/* GSO_TEST_BROADCAST: L4 payload bytes of the
+				 * superframes sent */
 	GSO_CNT_MAX,
 };
 

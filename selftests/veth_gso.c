@@ -26,7 +26,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/ethtool.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/if_packet.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -2293,6 +2295,379 @@ out:
 	xdp_crypto_test_bpf__destroy(s);
 }
 
+/* --- one redirect target for the segments of a superframe (issues 18, 19) --- */
+
+/* UDP datagrams of GSO_TEST_BROADCAST: 43 segments of 1400 bytes each */
+#define BCAST_GSO	1400
+#define BCAST_UDP_LEN	(43 * BCAST_GSO)
+#define BCAST_UDP_N	16
+
+/* What one receiver of GSO_TEST_BROADCAST captured (a packet socket on its
+ * veth): the TCP or UDP payload of the frames that came by the broadcast,
+ * with TTL 64 (what X's stack forwarded has 63), each byte at its offset in
+ * what A sent.
+ */
+struct bcast_rx {
+	int fd;
+	uint8_t *data;		/* the bytes received, at their offset */
+	uint8_t *seen;		/* 1 for each byte received */
+	size_t total;
+	uint64_t frames, payload;	/* broadcast frames, their payload bytes */
+	uint64_t bad;		/* not the bytes sent there, or outside them */
+};
+
+struct bcast {
+	struct bcast_rx rx[2];	/* S1, S2 */
+	int proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	int port;		/* destination port of what A sends */
+	uint32_t isn;		/* TCP: the client's ISN, from its SYN at S1 */
+	bool have_isn;
+};
+
+static bool bcast_rx_open(struct bcast_rx *r, const char *ns, int ifindex)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+				   .sll_ifindex = ifindex };
+	int saved = netns_enter(ns), size = 32 << 20;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (saved < 0)
+		return false;
+	r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
+	netns_leave(saved);
+	if (!ASSERT_GE(r->fd, 0, "packet socket") ||
+	    !ASSERT_OK(bind(r->fd, (void *)&sll, sizeof(sll)), "bind packet socket"))
+		return false;
+	/* the test reads it between other work: room for a whole phase */
+	setsockopt(r->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+	return true;
+}
+
+/* Starts a phase of `total` bytes: what was captured before is dropped. */
+static bool bcast_rx_reset(struct bcast_rx *r, size_t total)
+{
+	static uint8_t junk[65536];
+	struct tpacket_stats ps;
+	socklen_t sl = sizeof(ps);
+
+	while (recv(r->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+		;
+	getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &ps, &sl);
+	free(r->data);
+	free(r->seen);
+	r->total = total;
+	r->data = calloc(1, total);
+	r->seen = calloc(1, total);
+	r->frames = r->payload = r->bad = 0;
+	return ASSERT_OK_PTR(r->data, "capture buffer") && ASSERT_OK_PTR(r->seen, "capture map");
+}
+
+static void bcast_rx_close(struct bcast_rx *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->data);
+	free(r->seen);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+/* One IPv4 frame f of len bytes captured at r. TCP payload is placed by its
+ * sequence number from the ISN, UDP payload by the offset the first 8
+ * bytes of each segment carry (bcast_udp_send()); the rest must be
+ * pkt_pattern() at that offset.
+ */
+static void bcast_frame(struct bcast *b, struct bcast_rx *r, const uint8_t *f, size_t len)
+{
+	const uint8_t *ip = f + ETH_HLEN, *l4, *pl;
+	size_t ihl, tot, hlen, n, off, check = 0;
+	uint32_t seq;
+	uint64_t o;
+
+	if (len < ETH_HLEN + 20 || f[12] != 0x08 || f[13] != 0x00 || ip[0] >> 4 != 4)
+		return;
+	ihl = (ip[0] & 0xf) * 4;
+	tot = ip[2] << 8 | ip[3];
+	if (ihl < 20 || tot > len - ETH_HLEN || tot < ihl + 8 || ip[9] != b->proto)
+		return;
+	l4 = ip + ihl;
+	if ((l4[2] << 8 | l4[3]) != b->port)
+		return;
+	if (b->proto == IPPROTO_TCP) {
+		if (tot < ihl + 20)
+			return;
+		memcpy(&seq, l4 + 4, 4);
+		seq = ntohl(seq);
+		/* SYN without ACK: the client's */
+		if ((l4[13] & 0x12) == 0x02) {
+			b->isn = seq;
+			b->have_isn = true;
+			return;
+		}
+		hlen = (l4[12] >> 4) * 4;
+		if (tot < ihl + hlen)
+			return;
+		n = tot - ihl - hlen;
+		if (!n || ip[8] != 64)
+			return;
+		if (!b->have_isn) {
+			r->bad++;
+			return;
+		}
+		off = (uint32_t)(seq - b->isn - 1);
+	} else {
+		hlen = 8;
+		n = tot - ihl - hlen;
+		if (ip[8] != 64)
+			return;
+		if (n < sizeof(o)) {
+			r->bad++;
+			return;
+		}
+		memcpy(&o, l4 + hlen, sizeof(o));
+		off = o;
+		check = sizeof(o);
+	}
+	pl = l4 + hlen;
+	r->frames++;
+	r->payload += n;
+	if (off > r->total || n > r->total - off ||
+	    !pkt_pattern_ok(pl + check, n - check, off + check)) {
+		r->bad++;
+		return;
+	}
+	memcpy(r->data + off, pl, n);
+	memset(r->seen + off, 1, n);
+}
+
+/* Reads what both packet sockets hold; S1's first, which has the SYN. */
+static void bcast_drain(void *arg)
+{
+	static uint8_t buf[65536 + 256];
+	struct bcast *b = arg;
+
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_ll sll;
+		socklen_t sl = sizeof(sll);
+		ssize_t n;
+
+		while ((n = recvfrom(b->rx[i].fd, buf, sizeof(buf), MSG_DONTWAIT,
+				     (void *)&sll, &sl)) > 0) {
+			if (sll.sll_pkttype != PACKET_OUTGOING)
+				bcast_frame(b, &b->rx[i], buf, n);
+			sl = sizeof(sll);
+		}
+	}
+}
+
+/* Drains until nothing came for half a second (at most 10 s), then says
+ * whether a packet socket dropped anything.
+ */
+static void bcast_settle(struct bcast *b)
+{
+	double end = now_secs() + 10, quiet = now_secs() + 0.5;
+	uint64_t last = 0, got;
+
+	while (now_secs() < end && now_secs() < quiet) {
+		usleep(20000);
+		bcast_drain(b);
+		got = b->rx[0].frames + b->rx[1].frames;
+		if (got != last) {
+			last = got;
+			quiet = now_secs() + 0.5;
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		struct tpacket_stats ps = {};
+		socklen_t sl = sizeof(ps);
+
+		if (!getsockopt(b->rx[i].fd, SOL_PACKET, PACKET_STATISTICS, &ps, &sl))
+			ASSERT_EQ(ps.tp_drops, 0, i ? "S2's capture lost no frame" :
+						      "S1's capture lost no frame");
+	}
+}
+
+/* Both receivers got the same bytes, each as sent. */
+static void bcast_same(struct bcast *b, const char *what)
+{
+	struct bcast_rx *r = b->rx;
+
+	if (test__verbose())
+		printf("  %s: S1 %llu frames, %llu bytes; S2 %llu frames, %llu bytes\n", what,
+		       (unsigned long long)r[0].frames, (unsigned long long)r[0].payload,
+		       (unsigned long long)r[1].frames, (unsigned long long)r[1].payload);
+	ASSERT_EQ(r[0].bad, 0, "S1: segments whose bytes are not what was sent there");
+	ASSERT_EQ(r[1].bad, 0, "S2: segments whose bytes are not what was sent there");
+	ASSERT_EQ(r[0].frames, r[1].frames, "as many segments at S1 as at S2");
+	ASSERT_TRUE(!memcmp(r[0].seen, r[1].seen, r[0].total), "the same bytes at S1 and S2");
+	ASSERT_TRUE(!memcmp(r[0].data, r[1].data, r[0].total), "equal at S1 and S2");
+}
+
+/* n UDP datagrams of len bytes, with UDP_SEGMENT gso, from ns to ip:port:
+ * bytes at offset o of all that is sent are pkt_pattern(o), except for the
+ * first 8 of each segment, which hold the segment's offset. Returns how
+ * many were sent.
+ */
+static int bcast_udp_send(const char *ns, const char *ip, int port, int n, size_t len, int gso)
+{
+	static uint8_t buf[65536];
+	struct sockaddr_storage ss;
+	socklen_t sl = netns_sockaddr(ip, port, &ss);
+	int fd = sock_in(ns, ss.ss_family, SOCK_DGRAM), sent = 0;
+
+	if (fd < 0 || len > sizeof(buf) || setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &gso,
+						      sizeof(gso)))
+		goto out;
+	for (int d = 0; d < n; d++) {
+		for (size_t i = 0; i < len; i++)
+			buf[i] = pkt_pattern(d * len + i);
+		for (size_t i = 0; i + sizeof(uint64_t) <= len; i += gso) {
+			uint64_t o = d * len + i;
+
+			memcpy(buf + i, &o, sizeof(o));
+		}
+		sent += sendto(fd, buf, len, 0, (void *)&ss, sl) == (ssize_t)len;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return sent;
+}
+
+/* The drivers send each segment of a redirected superframe where the
+ * program sent the superframe; with BPF_F_BROADCAST that is every port of
+ * a devmap, and xdp_do_redirect() clears the map from the target at the
+ * first segment. A's TCP stream and UDP GSO datagrams to S1 reach X's vX,
+ * whose program broadcasts every superframe to vY1 and vY2 (S1's MAC):
+ * every segment must reach S1 and S2 (where IP drops it), with the same
+ * bytes, all of them. The two packet sockets keep what came by the
+ * broadcast; X's stack forwards the rest of the stream to S1 only.
+ *
+ *   A.vA -- X.vX (program) ; X.vY1 -- S1.vS ; X.vY2 -- S2.vS
+ *
+ * Not a failing-first test: the series' own copy of the target passed it
+ * too. It guards the core helper (xdp_redirect_target_save(),
+ * xdp_do_redirect_to()): a target that lost the map or the flags, or a
+ * flush list set up again under a queued bulk queue, loses segments.
+ */
+static void review_broadcast(void)
+{
+	static const char *const roles[4] = { "a", "x", "s1", "s2" };
+	struct gso_test_cfg c = { .mode = GSO_TEST_BROADCAST, .mtu = 1500 };
+	struct stream st = { .total = STREAM_LEN / 8 };
+	struct xdp_gso_test_bpf *s = NULL, *s_rx[2] = {};
+	char ns[4][NETNS_NAME_MAX] = {}, name[32];
+	struct veth_pair ax, xs[2];
+	struct bcast b = { .rx = { { .fd = -1 }, { .fd = -1 } } };
+	long long redirected, redirected0;
+	uint64_t acted0, payload0;
+	int saved;
+
+	if (!have_series())
+		return;
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "bcast%s", roles[i]);
+		if (!ASSERT_OK(netns_add(name, ns[i]), "namespace"))
+			goto out;
+	}
+	if (!ASSERT_OK(veth_pair_join(&ax, ns[0], "vA", ns[1], "vX", NET_ID + 40, 0), "A-X") ||
+	    !ASSERT_OK(veth_pair_join(&xs[0], ns[1], "vY1", ns[2], "vS", NET_ID + 41, 0), "X-S1") ||
+	    !ASSERT_OK(veth_pair_join(&xs[1], ns[1], "vY2", ns[3], "vS", NET_ID + 42, 0), "X-S2"))
+		goto out;
+	if (!ASSERT_OK(sh("ip -n %s route add 198.18.%d.0/24 via %s", ns[0], NET_ID + 41,
+			  ax.ip4[1]), "A's route to S1") ||
+	    !ASSERT_OK(sh("ip -n %s route add default via %s", ns[2], xs[0].ip4[0]),
+		       "S1's route") ||
+	    !ASSERT_OK(sh("ip netns exec %s sysctl -qw net.ipv4.ip_forward=1", ns[1]),
+		       "X forwards"))
+		goto out;
+	/* ndo_xdp_xmit() needs NAPI on the receiving end: a program there,
+	 * and GRO off, so that the sockets see each segment as it came
+	 */
+	for (int i = 0; i < 2; i++) {
+		s_rx[i] = prog_open(&pass_cfg, PROG_PLAIN);
+		if (!s_rx[i] || !ASSERT_OK(xdp_set(ns[2 + i], "vS", prog_fd(s_rx[i])), "attach on vS") ||
+		    !ASSERT_OK(eth_set_flag(ns[2 + i], "vS", ETHTOOL_SGRO, 0), "GRO off on vS") ||
+		    !bcast_rx_open(&b.rx[i], ns[2 + i], xs[i].ifindex[1]))
+			goto out;
+	}
+	memcpy(c.dmac, xs[0].mac[1], 6);
+	memcpy(c.smac, xs[0].mac[0], 6);
+	s = prog_open(&c, PROG_GSO);
+	if (!s)
+		goto out;
+	/* a devmap takes ifindexes of the updater's namespace */
+	saved = netns_enter(ns[1]);
+	if (!ASSERT_GE(saved, 0, "enter X"))
+		goto out;
+	for (uint32_t k = 0; k < 2; k++) {
+		uint32_t ifindex = xs[k].ifindex[0];
+
+		ASSERT_OK(bpf_map_update_elem(bpf_map__fd(s->maps.gso_ports), &k, &ifindex, 0),
+			  "port in the devmap");
+	}
+	netns_leave(saved);
+	if (!ASSERT_OK(xdp_set(ns[1], "vX", prog_fd(s)), "attach on vX"))
+		goto out;
+
+	/* TCP: the client's superframes, by their sequence numbers */
+	b.proto = IPPROTO_TCP;
+	b.port = STREAM_PORT;
+	if (!bcast_rx_reset(&b.rx[0], st.total) || !bcast_rx_reset(&b.rx[1], st.total))
+		goto out;
+	st.cns = ns[0];
+	st.sns = ns[2];
+	st.sip = xs[0].ip4[1];
+	st.hook = bcast_drain;
+	st.arg = &b;
+	if (!stream_ok(&st))
+		goto out;
+	bcast_settle(&b);
+	redirected = veth_stat(ns[1], "vX", "xdp_redirect");
+	ASSERT_GT(count_of(s, GSO_CNT_ACTED), 0, "TCP superframes broadcast");
+	ASSERT_EQ(b.rx[0].frames, redirected, "S1: every segment veth redirected");
+	ASSERT_EQ(b.rx[0].payload, count_of(s, GSO_CNT_PAYLOAD), "S1: all their bytes");
+	ASSERT_EQ(b.rx[1].payload, count_of(s, GSO_CNT_PAYLOAD), "S2: all their bytes");
+	bcast_same(&b, "TCP");
+
+	/* UDP: every byte of the datagrams, each segment by its offset */
+	acted0 = count_of(s, GSO_CNT_ACTED);
+	payload0 = count_of(s, GSO_CNT_PAYLOAD);
+	redirected0 = redirected;
+	b.proto = IPPROTO_UDP;
+	b.port = REVIEW_PORT;
+	if (!bcast_rx_reset(&b.rx[0], BCAST_UDP_N * BCAST_UDP_LEN) ||
+	    !bcast_rx_reset(&b.rx[1], BCAST_UDP_N * BCAST_UDP_LEN))
+		goto out;
+	ASSERT_EQ(bcast_udp_send(ns[0], xs[0].ip4[1], REVIEW_PORT, BCAST_UDP_N, BCAST_UDP_LEN,
+				 BCAST_GSO), BCAST_UDP_N, "UDP GSO datagrams sent");
+	wait_count(s, GSO_CNT_ACTED, acted0 + BCAST_UDP_N);
+	bcast_settle(&b);
+	redirected = veth_stat(ns[1], "vX", "xdp_redirect") - redirected0;
+	ASSERT_EQ(count_of(s, GSO_CNT_ACTED) - acted0, BCAST_UDP_N, "UDP superframes broadcast");
+	ASSERT_EQ(count_of(s, GSO_CNT_PAYLOAD) - payload0, BCAST_UDP_N * BCAST_UDP_LEN,
+		  "their payload");
+	ASSERT_EQ(redirected, BCAST_UDP_N * BCAST_UDP_LEN / BCAST_GSO, "segments redirected");
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(b.rx[i].frames, redirected, i ? "S2: every segment" : "S1: every segment");
+		ASSERT_TRUE(!memchr(b.rx[i].seen, 0, b.rx[i].total),
+			    i ? "S2: every byte" : "S1: every byte");
+	}
+	bcast_same(&b, "UDP");
+	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "helper failures");
+	ASSERT_LE(veth_stat(ns[1], "vX", "drops"), 0, "no rx drops on vX");
+out:
+	for (int i = 0; i < 2; i++) {
+		bcast_rx_close(&b.rx[i]);
+		xdp_gso_test_bpf__destroy(s_rx[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		if (ns[i][0])
+			netns_del(ns[i]);
+	xdp_gso_test_bpf__destroy(s);
+}
+
 TEST(veth_gso_review)
 {
 	if (test__start_subtest("slice_write"))
@@ -2317,6 +2692,8 @@ TEST(veth_gso_review)
 		review4_map_owner();
 	if (test__start_subtest("crypto_shared_frags"))
 		review3_crypto_shared_frags();
+	if (test__start_subtest("broadcast_segments"))
+		review_broadcast();
 }
 
 /* kmemleak (DEBUG=1), after all the veth_gso tests. The v2 DEBUG run
