@@ -1326,6 +1326,11 @@ TEST(macb_qstats)
  * offload on, the state that makes the FCS the driver's.
  */
 #define FCS_LIVE_FRAMES 20000
+/* what the stack may send in the window besides (ARP, a neighbour probe):
+ * at most 16 frames of any size; the growth by 4 bytes a reuse adds
+ * hundreds of bytes a frame
+ */
+#define FCS_LIVE_STACK_BYTES (16 * 1518)
 
 TEST(macb_xdp_fcs_live)
 {
@@ -1373,8 +1378,8 @@ TEST(macb_xdp_fcs_live)
 		       packets ? (double)bytes / packets : 0.0);
 	/* live frames are dropped, not retried, when the ring is full */
 	ASSERT_GE(packets, FCS_LIVE_FRAMES / 4, "live frames sent");
-	/* the stack's few frames in the window (ARP) are smaller */
-	ASSERT_LE(bytes, packets * 68, "bytes sent: 68 a 64-byte live frame, however often reused");
+	ASSERT_LE(bytes, packets * 68 + FCS_LIVE_STACK_BYTES,
+		  "bytes sent: 68 a 64-byte live frame, however often reused");
 out:
 	if (csum_was_off)
 		sh("ethtool -K %s tx off", ifname);
