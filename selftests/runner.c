@@ -49,6 +49,40 @@ bool test__verbose(void)
 	return verbose;
 }
 
+static double bound_scale(void)
+{
+	static double scale;
+	const char *env = getenv("XDPLAB_BOUND_SCALE");
+	char line[256];
+	FILE *f;
+
+	if (scale)
+		return scale;
+	scale = 1;
+	if (env && *env) {
+		scale = strtod(env, NULL);
+		if (scale < 1)
+			scale = 1;
+		return scale;
+	}
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return scale;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, " kasan_report\n")) {
+			scale = 5;
+			break;
+		}
+	}
+	fclose(f);
+	return scale;
+}
+
+double test__bound(double secs)
+{
+	return secs * bound_scale();
+}
+
 static bool selected(const char *test, const char *sub)
 {
 	char full[256];

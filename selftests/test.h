@@ -33,6 +33,13 @@ bool test__start_subtest(const char *name);
 void test__skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void test__fail(void);
 bool test__verbose(void);
+/* How much longer than on a plain kernel a bound on the kernel's work
+ * should be: XDPLAB_BOUND_SCALE when set, else 5 on a KASAN kernel (which
+ * also has lockdep and kmemleak in xdplab's DEBUG=1 guest, several times
+ * slower under emulation), else 1. Bounds, not delays: a test that passes
+ * takes no longer for it.
+ */
+double test__bound(double secs);
 /* Where the runner lives: build/, with the CLI and the BPF objects. */
 const char *test__build_dir(void);
 /* build/NAME, e.g. test__path("xdp_pass.bpf.o"). */
