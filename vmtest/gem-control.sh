@@ -22,12 +22,23 @@
 #                  timing is the host's, not the guest's
 #   stopped        "ok stopped 0|1": whether the GEM's DMA is stopped by
 #                  an injected bus error (until the driver clears TE/RE)
+#   after MS REQ   any of the above, MS milliseconds (1-60000) after the
+#                  request came: for a guest that cannot talk to the host
+#                  when it happens (its RX held, say); the answer comes
+#                  once it is done
 set -euo pipefail
 
 [ $# -eq 3 ] || { echo "error: usage: vmtest/gem-control.sh QMP_SOCKET GEM_QOM_PATH NETDEV_ID"; exit 2; }
 sock=$1 gem=$2 netdev=$3
 
 read -r -t 30 what arg rest || { echo "error: no request within 30 s"; exit 2; }
+ms() { [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -ge 1 ] && [ "$1" -le 60000 ]; }
+if [ "$what" = after ]; then
+	ms "$arg" || { echo "error: after takes milliseconds, 1 to 60000"; exit 2; }
+	delay=$arg
+	read -r what arg rest <<<"${rest:-}"
+	sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+fi
 [ -z "${rest:-}" ] || { echo "error: trailing words in '$what $arg $rest'"; exit 2; }
 
 # One QMP session for the request: QEMU's greeting, qmp_capabilities, then
@@ -89,13 +100,12 @@ case "$what ${arg:-}" in
 	set_link true
 	echo "ok link up" ;;
 flap\ *)
-	[[ "$arg" =~ ^[0-9]+$ ]] && [ "$arg" -ge 1 ] && [ "$arg" -le 60000 ] ||
-		{ echo "error: flap takes milliseconds, 1 to 60000"; exit 2; }
+	ms "$arg" || { echo "error: flap takes milliseconds, 1 to 60000"; exit 2; }
 	set_link false
 	sleep "$(printf '%d.%03d' $((arg / 1000)) $((arg % 1000)))"
 	set_link true
 	echo "ok flap $arg" ;;
 *)
-	echo "error: unknown request '$what${arg:+ $arg}'; expected hresp, hresp-count, stopped, link down, link up or flap MS"
+	echo "error: unknown request '$what${arg:+ $arg}'; expected hresp, hresp-count, stopped, link down, link up, flap MS or after MS <request>"
 	exit 2 ;;
 esac
