@@ -318,25 +318,9 @@ static bool rx_moves(const char *ifname, long long n, double bound)
  * during a recovery: retried until the bound. Prints the host's answers
  * when verbose.
  */
-static long long carrier_changes(const char *ifname)
-{
-	char path[128], v[32];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier_changes", ifname);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(v, sizeof(v), f))
-		*v = 0;
-	fclose(f);
-	return *v ? atoll(v) : -1;
-}
-
 static bool hresp_and_recover(const char *ifname, double bound)
 {
 	long before = kmsg_count(HRESP_MSG);
-	long long flips = carrier_changes(ifname);
 	double end = now_secs() + bound;
 	char reply[256];
 	int err;
@@ -350,10 +334,13 @@ static bool hresp_and_recover(const char *ifname, double bound)
 		return false;
 	if (!ASSERT_TRUE(wait_kmsg(HRESP_MSG, before, bound), "\"" HRESP_MSG "\" logged"))
 		return false;
-	/* the task turns the carrier off and, at its end, on again */
+	/* the driver restarted the DMA (cleared TE/RE) and the carrier is on
+	 * (v7's task turns it off and on, v8's leaves it to phylink); the
+	 * next injection is refused until the task has unmasked HRESP again
+	 */
 	while (now_secs() < end) {
-		if (carrier_changes(ifname) >= flips + 2 && carrier(ifname) &&
-		    !gem_control("stopped", reply, sizeof(reply)) && !strcmp(reply, "ok stopped 0"))
+		if (carrier(ifname) && !gem_control("stopped", reply, sizeof(reply)) &&
+		    !strcmp(reply, "ok stopped 0"))
 			return true;
 		usleep(200000);
 	}
@@ -835,8 +822,8 @@ static void link_up_during_recovery(const char *ifname, const char *peer)
 		       "kretprobe macb_hresp_error_task") ||
 	    !ASSERT_OK(gem_kprobe_add(&k_rings, "hresp_rings", "gem_init_rings%return", NULL),
 		       "kretprobe gem_init_rings") ||
-	    !ASSERT_OK(gem_kprobe_add(&k_up, "hresp_mac_up", "macb_mac_link_up", NULL),
-		       "kprobe macb_mac_link_up") ||
+	    !ASSERT_OK(gem_kprobe_add(&k_up, "hresp_mac_up", "macb_mac_link_up%return", NULL),
+		       "kretprobe macb_mac_link_up") ||
 	    !ASSERT_OK(gem_kprobe_add(&k_phy, "hresp_phy", "phylink_phy_change up=%x1:u8", NULL),
 		       "kprobe phylink_phy_change") ||
 	    !ASSERT_OK(gem_kprobe_add(&k_xmit, "hresp_xmit", "macb_xdp_xmit%return ret=$retval:s32",
@@ -949,7 +936,7 @@ static void link_up_during_recovery(const char *ifname, const char *peer)
 		if (test__verbose()) {
 			printf("    recovery (kworker pid %d): start %.6f, first TX ring drained %.6f, "
 			       "rings reset %.6f, end %.6f\n", who, t_task, t_drain, t_rings, t_done);
-			printf("    phylib link up at %.6f, macb_mac_link_up at %.6f (-1: none)\n",
+			printf("    phylib link up at %.6f, macb_mac_link_up returned at %.6f (-1: none)\n",
 			       t_phy, t_mac);
 			printf("    from the start to the drain: ndo_xdp_xmit() accepted frames %d times, "
 			       "macb_start_xmit() queued %d skbs (freed by the drain)\n", nx0, ns0);
@@ -963,9 +950,11 @@ static void link_up_during_recovery(const char *ifname, const char *peer)
 			    "phylib reported the link up while the recovery had the GEM stopped");
 		/* what the review says phylink does then: macb_mac_link_up()
 		 * turns RE/TE and the interrupts on and wakes the TX queues
-		 * while the rings are still the recovery's
+		 * while the rings are still the recovery's. Counted by its
+		 * return: a driver may let it wait for the recovery (v8's
+		 * link_lock), not run it in the middle
 		 */
-		ASSERT_EQ(nmac, 0, "macb_mac_link_up() calls while the recovery had the GEM stopped");
+		ASSERT_EQ(nmac, 0, "macb_mac_link_up() calls done while the recovery had the GEM stopped");
 		ASSERT_LE(nx, ncpu, "ndo_xdp_xmit() calls that queued frames between the drain and the reset");
 		ASSERT_LE(ns, ncpu, "skbs the stack queued between the drain and the reset");
 		xfail = nx > ncpu || ns > ncpu;
