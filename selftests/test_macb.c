@@ -900,7 +900,9 @@ out:
 /* many_frags: the refusals a datagram may take on average */
 #define TX_FLOW_MANY_BUSY 2
 /* bound of the flood and the sender around an attach, which takes
- * seconds on a DEBUG kernel under TCG; both are killed after the window
+ * seconds on a plain kernel under TCG and more than 90 s under the flood
+ * on a KASAN one (the attach's own bound grows with test__bound() there,
+ * so this does too); both are killed after the window
  */
 #define TX_FLOW_LONG 90
 #define TX_FLOW_CPORT 5299	/* iperf3 --cport: the port XDP_TX sends back */
@@ -1127,12 +1129,13 @@ TEST(macb_xdp_tx_flow)
 				  ncpu >= 1 && ncpu < 64 ? (1UL << ncpu) - 1 : 1UL, ifname);
 			if (!ASSERT_TRUE(xps, "every CPU's frames to TX queue 0 (XPS)"))
 				goto next;
-			sender = stack_frags_sender(ifname, peer, TX_FLOW_LONG, stack_sent);
+			sender = stack_frags_sender(ifname, peer, test__bound(TX_FLOW_LONG), stack_sent);
 			/* the stack's rate on this kernel and machine, alone */
 			usleep(TX_FLOW_SECS * 1000000);
 			alone = *stack_sent;
 		} else {
-			sender = stack_udp_sender(ifname, peer, sub == 2 ? TX_FLOW_LONG : TX_FLOW_SECS + 1,
+			sender = stack_udp_sender(ifname, peer,
+						  sub == 2 ? test__bound(TX_FLOW_LONG) : TX_FLOW_SECS + 1,
 						  stack_sent);
 		}
 		if (sub == 1) {
@@ -1152,7 +1155,7 @@ TEST(macb_xdp_tx_flow)
 			 */
 			snprintf(args, sizeof(args), "exec iperf3 -c %s --connect-timeout 5000 -u -R -b 0 "
 				 "-l 1400 --cport %d -t %d >/dev/null 2>&1", peer, TX_FLOW_CPORT,
-				 TX_FLOW_LONG);
+				 (int)test__bound(TX_FLOW_LONG));
 			flood = fork();
 			if (flood == 0) {
 				prctl(PR_SET_PDEATHSIG, SIGKILL);
