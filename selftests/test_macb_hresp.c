@@ -16,6 +16,8 @@
  *				recovery has the GEM stopped: nothing may
  *				be queued to the TX rings it is about to
  *				reset, and nothing may leak
+ *	netconsole		HRESP with netconsole on the GEM: the
+ *				message goes out, the guest lives
  *
  * Everything skips, saying why, without the GEM (the host, the x86 guest)
  * or without the host's control service (a board without it, Debian's
@@ -36,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -953,6 +956,56 @@ out:
 	free(ev);
 }
 
+/* ---- netconsole (the DEBUG board's lockdep report on v8) ---- */
+
+#define NETCONSOLE	"/sys/kernel/config/netconsole"
+#define NC_TARGET	NETCONSOLE "/xdplab-hresp"
+
+/*
+ * The HRESP message with netconsole on the GEM: the printk transmits on
+ * the GEM from within itself, so macb_start_xmit() runs inside whatever
+ * the interrupt handler holds while it prints. Under bp->lock (stock's
+ * handler, v8's), which macb_start_xmit() takes for TSTART, the CPU spins
+ * for ever with interrupts off: the guest hangs, and this subtest never
+ * reports (the vmtest's timeout ends the run). Passes when the message is
+ * logged and the GEM answers again within the bound.
+ */
+static void hresp_netconsole(const char *ifname, const char *peer)
+{
+	struct utsname u;
+	double t0;
+
+	/* 6.12's netpoll transmits with interrupts off, where an RT
+	 * kernel's spinlock_t sleeps (macb_netpoll skips alike)
+	 */
+	if (!uname(&u) && strstr(u.version, "PREEMPT_RT")) {
+		test__skip("netconsole on PREEMPT_RT: 6.12's netpoll transmits with interrupts off, "
+			   "where the driver's spinlock_t sleeps (stock macb alike)");
+		return;
+	}
+	if (access(NETCONSOLE, F_OK))
+		sh("mount -t configfs configfs /sys/kernel/config 2>/dev/null");
+	if (access(NETCONSOLE, F_OK)) {
+		test__skip("no " NETCONSOLE " (kernel without CONFIG_NETCONSOLE_DYNAMIC)");
+		return;
+	}
+	if (!ASSERT_OK(wait_carrier(ifname, 20), "carrier"))
+		return;
+	sh("rmdir " NC_TARGET " 2>/dev/null");
+	if (!ASSERT_OK(sh("mkdir " NC_TARGET " && echo %s > " NC_TARGET "/dev_name && "
+			  "echo %s > " NC_TARGET "/remote_ip && echo 1 > " NC_TARGET "/enabled",
+			  ifname, peer), "netconsole on the GEM"))
+		goto out;
+	if (!hresp_and_recover(ifname, RECOVERY_BOUND))
+		goto out;
+	t0 = now_secs();
+	while (ping_peer(ifname, peer, 56, 1, "0.2") && now_secs() - t0 < RECOVERY_BOUND)
+		;
+	ASSERT_LT(now_secs() - t0, RECOVERY_BOUND, "a reply within the bound after the recovery");
+out:
+	sh("echo 0 > " NC_TARGET "/enabled 2>/dev/null; rmdir " NC_TARGET " 2>/dev/null");
+}
+
 TEST(macb_hresp)
 {
 	char ifname[IF_NAMESIZE];
@@ -967,4 +1020,6 @@ TEST(macb_hresp)
 		xdp_frames_returned(ifname, peer);
 	if (test__start_subtest("link_up_during_recovery"))
 		link_up_during_recovery(ifname, peer);
+	if (test__start_subtest("netconsole"))
+		hresp_netconsole(ifname, peer);
 }
