@@ -32,7 +32,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
-#include <sys/utsname.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -48,6 +47,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "netconsole.h"
 #include "netns.h"
 #include "test.h"
 #include "gem.h"
@@ -1551,8 +1551,7 @@ TEST(macb_rx_ring)
 
 /* ---- netpoll (issue 20; review-v2 bug 3) ---- */
 
-#define NETCONSOLE "/sys/kernel/config/netconsole"
-#define NC_TARGET NETCONSOLE "/xdplab-gem"
+#define NC_TARGET "xdplab-gem"
 #define NETPOLL_SECS 20.0
 #define NETPOLL_POLLS 20	/* budget-0 polls seen: enough */
 
@@ -1572,21 +1571,12 @@ static void netpoll_budget0(const char *ifname, const char *peer)
 	double end;
 	const char *no;
 
-	if (access(NETCONSOLE, F_OK))
-		sh("mount -t configfs configfs /sys/kernel/config 2>/dev/null");
-	if (access(NETCONSOLE, F_OK)) {
-		test__skip("no " NETCONSOLE " (kernel without CONFIG_NETCONSOLE_DYNAMIC)");
-		return;
-	}
-	no = gem_kprobe_unavailable();
+	no = netconsole_unavailable() ?: gem_kprobe_unavailable();
 	if (no) {
 		test__skip("%s", no);
 		return;
 	}
-	sh("rmdir " NC_TARGET " 2>/dev/null");
-	if (!ASSERT_OK(sh("mkdir " NC_TARGET " && echo %s > " NC_TARGET "/dev_name && "
-			  "echo %s > " NC_TARGET "/remote_ip && echo 1 > " NC_TARGET "/enabled",
-			  ifname, peer), "netconsole on the GEM"))
+	if (!ASSERT_OK(netconsole_add(NC_TARGET, ifname, peer), "netconsole on the GEM"))
 		goto out;
 	if (!ASSERT_OK(gem_kprobe_add(&polls, "macb_rx_poll0", "macb_rx_poll budget=%x1:s32",
 				      "budget == 0"), "kprobe macb_rx_poll") ||
@@ -1627,7 +1617,7 @@ static void netpoll_budget0(const char *ifname, const char *peer)
 out:
 	gem_kprobe_del(&rx0);
 	gem_kprobe_del(&polls);
-	sh("echo 0 > " NC_TARGET "/enabled 2>/dev/null; rmdir " NC_TARGET " 2>/dev/null");
+	netconsole_del(NC_TARGET);
 	wait_carrier(ifname, 20);
 }
 
@@ -1636,20 +1626,8 @@ TEST(macb_netpoll)
 	char ifname[IF_NAMESIZE];
 	const char *peer = macb_peer();
 
-	struct utsname u;
-
 	if (!gem_and_peer(ifname, peer))
 		return;
-	/* 6.12's netpoll_send_skb() calls ndo_start_xmit() with interrupts
-	 * off, where every spinlock_t of an RT kernel sleeps: netconsole
-	 * logs "sleeping function called from invalid context" in any
-	 * driver that locks its TX path (stock macb's tx_ptr_lock too)
-	 */
-	if (!uname(&u) && strstr(u.version, "PREEMPT_RT")) {
-		test__skip("netconsole on PREEMPT_RT: 6.12's netpoll transmits with interrupts off, "
-			   "where the driver's spinlock_t sleeps (stock macb alike)");
-		return;
-	}
 	wait_carrier(ifname, 20);
 	if (test__start_subtest("budget0"))
 		netpoll_budget0(ifname, peer);

@@ -38,7 +38,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -50,6 +49,7 @@
 #include "gem.h"
 #include "gem_control.h"
 #include "gem_kprobe.h"
+#include "netconsole.h"
 #include "page_pool.h"
 #include "stress.h"
 
@@ -958,8 +958,7 @@ out:
 
 /* ---- netconsole (the DEBUG board's lockdep report on v8) ---- */
 
-#define NETCONSOLE	"/sys/kernel/config/netconsole"
-#define NC_TARGET	NETCONSOLE "/xdplab-hresp"
+#define NC_TARGET	"xdplab-hresp"
 
 /*
  * The HRESP message with netconsole on the GEM: the printk transmits on
@@ -972,29 +971,16 @@ out:
  */
 static void hresp_netconsole(const char *ifname, const char *peer)
 {
-	struct utsname u;
+	const char *no = netconsole_unavailable();
 	double t0;
 
-	/* 6.12's netpoll transmits with interrupts off, where an RT
-	 * kernel's spinlock_t sleeps (macb_netpoll skips alike)
-	 */
-	if (!uname(&u) && strstr(u.version, "PREEMPT_RT")) {
-		test__skip("netconsole on PREEMPT_RT: 6.12's netpoll transmits with interrupts off, "
-			   "where the driver's spinlock_t sleeps (stock macb alike)");
-		return;
-	}
-	if (access(NETCONSOLE, F_OK))
-		sh("mount -t configfs configfs /sys/kernel/config 2>/dev/null");
-	if (access(NETCONSOLE, F_OK)) {
-		test__skip("no " NETCONSOLE " (kernel without CONFIG_NETCONSOLE_DYNAMIC)");
+	if (no) {
+		test__skip("%s", no);
 		return;
 	}
 	if (!ASSERT_OK(wait_carrier(ifname, 20), "carrier"))
 		return;
-	sh("rmdir " NC_TARGET " 2>/dev/null");
-	if (!ASSERT_OK(sh("mkdir " NC_TARGET " && echo %s > " NC_TARGET "/dev_name && "
-			  "echo %s > " NC_TARGET "/remote_ip && echo 1 > " NC_TARGET "/enabled",
-			  ifname, peer), "netconsole on the GEM"))
+	if (!ASSERT_OK(netconsole_add(NC_TARGET, ifname, peer), "netconsole on the GEM"))
 		goto out;
 	if (!hresp_and_recover(ifname, RECOVERY_BOUND))
 		goto out;
@@ -1003,7 +989,7 @@ static void hresp_netconsole(const char *ifname, const char *peer)
 		;
 	ASSERT_LT(now_secs() - t0, RECOVERY_BOUND, "a reply within the bound after the recovery");
 out:
-	sh("echo 0 > " NC_TARGET "/enabled 2>/dev/null; rmdir " NC_TARGET " 2>/dev/null");
+	netconsole_del(NC_TARGET);
 }
 
 TEST(macb_hresp)
