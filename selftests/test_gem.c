@@ -184,9 +184,11 @@ static void iperf(const char *ifname, const char *peer, bool udp)
 			continue;
 		if (!ASSERT_TRUE(wait_carrier(ifname, 10), "carrier"))
 			continue;
-		/* bounded: a stalled receive path must fail, not hang the run */
-		st = sh_out(out, sizeof(out), "timeout 60 iperf3 -c %s --connect-timeout 5000 -t 2 -J %s %s 2>&1",
-			    peer, r ? "-R" : "",
+		/* bounded: a stalled receive path must fail, not hang the run
+		 * (a KASAN guest on a busy host takes more than 60 s to start)
+		 */
+		st = sh_out(out, sizeof(out), "timeout %.0f iperf3 -c %s --connect-timeout 5000 -t 2 -J %s %s 2>&1",
+			    test__bound(60), peer, r ? "-R" : "",
 			    /* QEMU's GEM stops receiving for good once a burst
 			     * fills its ring (stock driver too), so UDP is paced
 			     * well below what TCG can take.

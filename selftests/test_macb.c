@@ -391,8 +391,8 @@ TEST(macb_frame_sizes)
 		} else {
 			/* paced: about 28 datagrams a second for 2 s */
 			st = sh_out(out, sizeof(out),
-				    "timeout 60 iperf3 -c %s --connect-timeout 5000 -u -R -l 8972 -b 2M -t 2 2>&1",
-				    peer);
+				    "timeout %.0f iperf3 -c %s --connect-timeout 5000 -u -R -l 8972 -b 2M -t 2 2>&1",
+				    test__bound(60), peer);
 			if (st)
 				printf("%.2000s\n", out);
 		}
@@ -1498,8 +1498,8 @@ static void small_ring_jumbo(const char *ifname, const char *peer)
 		_exit(127);
 	}
 	/* unpaced: the peer sends as fast as its iperf3 can */
-	sh_out(out, sizeof(out), "timeout 60 iperf3 -c %s --connect-timeout 5000 -u -R -l 8972 "
-	       "-b 0 -t 4 2>&1", peer);
+	sh_out(out, sizeof(out), "timeout %.0f iperf3 -c %s --connect-timeout 5000 -u -R -l 8972 "
+	       "-b 0 -t 4 2>&1", test__bound(60), peer);
 	after = kmsg_count(INCONSISTENT);
 	if (!estats_read(ifname, &b)) {
 		long long md = estat_delta(&a, &b, "rx_multi_desc");
