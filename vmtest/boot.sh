@@ -20,7 +20,8 @@
 #   VMTEST_TCG_THREAD (multi, the default, or single: all vCPUs on one
 #   host thread; see vmtest/README.md, Known problems),
 #   VMTEST_VERBOSE=1 (show the boot log; by default kernel messages before
-#   the command starts are only logged), XDPLAB_CACHE.
+#   the command starts are only logged), VMTEST_APPEND (more kernel
+#   command-line arguments), XDPLAB_CACHE.
 #   The GEM board (arm64) only: VMTEST_GEM_FILES (a directory copied into
 #   the guest's initramfs at the same path: the board's root is not the
 #   host's), VMTEST_GEM_TESTER (a host build of the kernel's xdp_features:
@@ -293,6 +294,7 @@ if [ "$arch" = arm64 ]; then
 	qargs+=(-initrd "$run/initrd.cpio")
 	append="console=$console $stall_opts rdinit=/init panic=-1 printk.time=1 dummy.numdummies=0 xdplab_run=/xdplab/run"
 fi
+[ -z "${VMTEST_APPEND:-}" ] || append="$append $VMTEST_APPEND"
 qargs+=(-append "$append")
 echo "${netns[*]} ${qargs[*]}" >"$run/qemu.cmdline"
 
