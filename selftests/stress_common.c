@@ -88,8 +88,8 @@ static const char *const report_marks[] = {
 };
 
 /* Lines with a mark that a healthy kernel prints all the same: dma-debug
- * growing its entry pool past a small dma_debug_entries= (vmtest's DEBUG=1
- * board boots with 32)
+ * growing its entry pool past a small dma_debug_entries= (test
+ * macb_netpoll/xdp_xmit_print)
  */
 static const char *const report_exceptions[] = {
 	"DMA-API: dma_debug_entry pool grown to",

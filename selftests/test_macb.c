@@ -1632,10 +1632,13 @@ out:
  * layer can log from inside the mapping of an XDP frame with no driver bug:
  * dma-debug says so each time its entry pool grows, which it does when more
  * mappings are live than ever before. Booted with a small
- * dma_debug_entries= (vmtest's DEBUG=1 board: 32), a flood into a TX ring
- * larger than any before makes the pool grow from inside ndo_xdp_xmit().
- * XPS sends each CPU's netconsole frames to the queue its XDP frames take
- * (CPU % queues), the case where the lock is held by the same CPU.
+ * dma_debug_entries= (DEBUG=1 VMTEST_APPEND=dma_debug_entries=32), a flood
+ * into a TX ring larger than any before makes the pool grow from inside
+ * ndo_xdp_xmit(). XPS sends each CPU's netconsole frames to the queue its
+ * XDP frames take (CPU % queues), the case where the lock is held by the
+ * same CPU. Not booted so by default: the stack's own xmit (stock) maps
+ * under tx_ptr_lock too, and once it has logged from there, lockdep
+ * reports the cross-CPU console cycle the next netconsole closes.
  */
 #define DMA_API "/sys/kernel/debug/dma-api/"
 #define POOL_GROWN "dma_debug_entry pool grown"
@@ -1707,7 +1710,7 @@ static void xdp_xmit_print(const char *ifname, const char *peer)
 	}
 	if (sh("grep -qE '(^| )dma_debug_entries=[0-9]{1,3}( |$)' /proc/cmdline")) {
 		test__skip("dma-debug's entry pool grows, and logs, only when booted with a small "
-			   "dma_debug_entries= (vmtest's DEBUG=1 board boots with 32)");
+			   "dma_debug_entries= (vmtest: DEBUG=1 VMTEST_APPEND=dma_debug_entries=32)");
 		return;
 	}
 	if (!peer_mac(ifname, peer, mac))

@@ -81,11 +81,6 @@ log "kernel ready after $((SECONDS - t0)) s"
 # KASAN and lockdep under TCG: more memory, more time. RT=1 has lockdep too.
 if [ "${DEBUG:-0}" = 1 ]; then
 	export VMTEST_MEM=${VMTEST_MEM:-4096} VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600}
-	# dma-debug preallocates 65536 entries and grows, logging each time,
-	# only past them; from 32 it grows, and logs, whenever more mappings
-	# are live than ever before: from inside a driver's mapping, under
-	# whatever lock the driver holds there (test macb_netpoll/xdp_xmit_print)
-	[ "$VMTEST_ARCH" != arm64 ] || export VMTEST_APPEND="${VMTEST_APPEND:-dma_debug_entries=32}"
 elif [ "${RT:-0}" = 1 ]; then
 	export VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-3600}
 fi
