@@ -859,8 +859,6 @@ TEST(macb_xdp_recycle_sync)
 	do {
 		ping_peer(ifname, peer, 56, 5, "0.05");
 	} while ((rx = rx_packets(ifname) - rx0) < 15 && now_secs() < end);
-	while ((rx = rx_packets(ifname) - rx0) < 15 && now_secs() < end)
-		usleep(50000);
 	n_all = gem_kprobe_hits(&all);
 	n_short = gem_kprobe_hits(&shorter);
 	if (test__verbose())
