@@ -263,7 +263,8 @@ static void gs_down(struct gstorm *g)
 		usleep(200000);
 	}
 	if (!ASSERT_EQ(after.detached, 0, "pools destroyed with pages in flight"))
-		printf("    %llu page(s) in flight in the destroyed pool(s) after 10 s\n", after.inflight);
+		printf("    %llu page(s) in flight in the GEM's %d pools, the live ones included, after 10 s\n",
+		       after.inflight, after.npools);
 	ASSERT_EQ(after.npools, g->pools.npools, "as many page pools as before");
 out:
 	kwatch_check(&g->kw, "no kernel report");
