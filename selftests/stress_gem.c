@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -308,12 +309,34 @@ static int op_mtu(void *arg, int step)
 			  link_set_up(NULL, g->ifname, true));
 }
 
+/* The sizes the storm cycles through, RX/TX: these, or what
+ * XDPLAB_GEM_RINGS says ("rx:tx,rx:tx,...", up to 8 pairs), to narrow down
+ * what a failing storm needs
+ */
+static int ring_sizes(int rx[8], int tx[8])
+{
+	static const int drx[] = { 64, 8192, 128, 512, 4096 }, dtx[] = { 64, 4096, 128, 512, 64 };
+	const char *env = getenv("XDPLAB_GEM_RINGS");
+	int n = 0;
+
+	while (env && *env && n < 8 && sscanf(env, "%d:%d", &rx[n], &tx[n]) == 2) {
+		n++;
+		env = strchr(env, ',');
+		env = env ? env + 1 : NULL;
+	}
+	if (n)
+		return n;
+	memcpy(rx, drx, sizeof(drx));
+	memcpy(tx, dtx, sizeof(dtx));
+	return 5;
+}
+
 static int op_rings(void *arg, int step)
 {
 	struct gstorm *g = arg;
-	static const int rx[] = { 64, 8192, 128, 512, 4096 }, tx[] = { 64, 4096, 128, 512, 64 };
+	int rx[8], tx[8], n = ring_sizes(rx, tx);
 
-	return settled(g, link_set_rings(NULL, g->ifname, rx[step % 5], tx[step % 5]));
+	return settled(g, link_set_rings(NULL, g->ifname, rx[step % n], tx[step % n]));
 }
 
 static int op_flap(void *arg, int step)
