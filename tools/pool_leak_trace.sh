@@ -11,7 +11,6 @@
 # it took and never gave back, every later event of each (in any pool) and
 # the events around its hold. Reruns until the storm fails are up to you:
 # about half of them do (kernel-patches/macb/README.md, v11's FAULT run).
-# one-off: which page does the destroyed pool never get back?
 T=/sys/kernel/tracing
 echo 0 > $T/tracing_on
 echo 131072 > $T/buffer_size_kb
