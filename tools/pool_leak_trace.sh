@@ -9,7 +9,7 @@
 # stress_gem/rings storm (the TX-only sizes, which leak most often), then
 # names the pool whose last release attempt still had pages out, the pages
 # it took and never gave back, every later event of each (in any pool) and
-# the events around its hold. Reruns until the storm fails are up to you:
+# the events around its hold, and its /proc/kpageflags (is it free?). Reruns until the storm fails are up to you:
 # about half of them do (kernel-patches/macb/README.md, v11's FAULT run).
 T=/sys/kernel/tracing
 echo 0 > $T/tracing_on
@@ -36,6 +36,11 @@ for pfn in $(awk '/^HELD/ { print $2 }' /tmp/held.txt | head -2); do
 	tail -n +$L /tmp/tr.txt | grep "$pfn " | head -8
 	echo "== the pool's first release attempts after that"
 	tail -n +$L /tmp/tr.txt | grep "page_pool_release: page_pool=$P " | head -2
+	# KPF_BUDDY is bit 10: back in the page allocator, freed past the pool
+	echo "== /proc/kpageflags and kpagecount of $pfn"
+	n=$((${pfn#pfn=}))
+	dd if=/proc/kpageflags bs=8 skip=$n count=1 2>/dev/null | od -An -tx8
+	dd if=/proc/kpagecount bs=8 skip=$n count=1 2>/dev/null | od -An -td8
 	echo "== lines around the hold"
 	sed -n "$((L-3)),$((L+3))p" /tmp/tr.txt
 done
