@@ -1652,6 +1652,13 @@ static long dma_api_value(const char *name)
 	return atol(v);
 }
 
+static void xps_restore(const char *ifname, char saved[8][32], int nq)
+{
+	for (int q = 0; q < nq; q++)
+		sh("echo %s > /sys/class/net/%s/queues/tx-%d/xps_cpus", *saved[q] ? saved[q] : "0",
+		   ifname, q);
+}
+
 /* XPS: CPU c's frames to TX queue c % queues; the masks found are kept in
  * saved (one per queue, at most 8), for xps_restore()
  */
@@ -1671,16 +1678,11 @@ static int xps_per_cpu(const char *ifname, char saved[8][32])
 	for (long c = 0; c < ncpu; c++)
 		mask[c % nq] |= 1UL << c;
 	for (int q = 0; q < nq; q++)
-		if (sh("echo %lx > /sys/class/net/%s/queues/tx-%d/xps_cpus", mask[q], ifname, q))
+		if (sh("echo %lx > /sys/class/net/%s/queues/tx-%d/xps_cpus", mask[q], ifname, q)) {
+			xps_restore(ifname, saved, q);
 			return -1;
+		}
 	return nq;
-}
-
-static void xps_restore(const char *ifname, char saved[8][32], int nq)
-{
-	for (int q = 0; q < nq; q++)
-		sh("echo %s > /sys/class/net/%s/queues/tx-%d/xps_cpus", *saved[q] ? saved[q] : "0",
-		   ifname, q);
 }
 
 static void xdp_xmit_print(const char *ifname, const char *peer)
