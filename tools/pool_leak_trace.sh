@@ -20,7 +20,7 @@
 # events (open, close, link down, TX ring rotation, drain) around them.
 T=/sys/kernel/tracing
 echo 0 > $T/tracing_on
-echo 131072 > $T/buffer_size_kb
+echo 196608 > $T/buffer_size_kb
 echo > $T/trace
 for e in page_pool_release page_pool_state_hold page_pool_state_release; do echo 1 > $T/events/page_pool/$e/enable || echo "no $e"; done
 # the skbs' ends, to follow the one built around the page (a kernel with
@@ -47,7 +47,11 @@ grep "page_pool_release: page_pool=$P " /tmp/tr.txt | tail -3
 [ -n "$P" ] || exit 0
 echo "== after a NET_RX on every CPU"
 grep "page_pool_release: page_pool=$P " /tmp/tr2.txt | tail -2
-grep -n "page_pool=$P " /tmp/tr.txt | awk '
+# a freed pool's address comes back for a later pool: only the events of
+# the last pool at that address count (its first page is hold=1)
+F=$(grep -n "page_pool_state_hold: page_pool=$P .* hold=1$" /tmp/tr.txt | tail -1 | cut -d: -f1)
+echo "the pool's last instance begins at line ${F:-1}"
+tail -n +${F:-1} /tmp/tr.txt | grep -n "page_pool=$P " | awk '
 	/state_hold/ { match($0, /pfn=0x[0-9a-f]+/); p = substr($0, RSTART, RLENGTH); h[p]++; last[p] = $0 }
 	/state_release/ { match($0, /pfn=0x[0-9a-f]+/); p = substr($0, RSTART, RLENGTH); r[p]++ }
 	END { n = 0; for (p in h) if (h[p] > r[p]) { n++; if (n <= 5) print "HELD", p, h[p], r[p] + 0, last[p] } print n, "pages held, not released" }' | tee /tmp/held.txt
