@@ -608,6 +608,9 @@ static __always_inline int gso_test(struct xdp_md *ctx, bool frags)
 		if (p.len > ctx->data_end - ctx->data)
 			count(GSO_CNT_MULTIBUF, 1);
 	}
+	if (p.len > ctx->data_end - ctx->data &&
+	    ctx->data_end - ctx->data < GSO_TEST_HEAD_MIN)
+		count(GSO_CNT_SHORT_HEAD, 1);
 	if (p.malformed || !p.ipver)
 		return xdplab_verdict(ctx, &p, XDP_PASS);
 	if (mode > GSO_TEST_SCRIBBLE_DROP) {

@@ -103,6 +103,11 @@ struct gso_test_cfg {
 
 /* What GSO_TEST_META_TX writes and GSO_TEST_META_CHECK looks for. */
 #define GSO_TEST_META		0x786470676d657461ULL
+/* A multi-buffer frame's linear part holds at least this much: a stock
+ * kernel's copy (skb_pp_cow_data()) fills the head page, about 3.5 KB with
+ * 4 KB pages, and the series must not give a program less.
+ */
+#define GSO_TEST_HEAD_MIN	2048
 /* Bytes GSO_TEST_SLICE_WRITE copies and keeps in gso_seen. */
 #define GSO_TEST_SLICE_LEN	64
 
@@ -118,6 +123,10 @@ enum {
 	GSO_CNT_FAILED,		/* a helper failed: passed unchanged */
 	GSO_CNT_PAYLOAD,	/* GSO_TEST_BROADCAST: L4 payload bytes of the
 				 * superframes sent */
+	GSO_CNT_SHORT_HEAD,	/* multi-buffer frames whose linear part holds
+				 * less than GSO_TEST_HEAD_MIN bytes: a program
+				 * reading early payload with direct packet
+				 * access fails its bounds check there */
 	GSO_CNT_MAX,
 };
 

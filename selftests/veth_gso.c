@@ -434,15 +434,19 @@ static void pair_down(struct gso_pair *g)
 static void expect_superframes(struct xdp_gso_test_bpf *s, int mtu)
 {
 	if (test__verbose())
-		printf("  program: %llu frames, %llu superframes (%llu multi-buffer), longest %llu\n",
+		printf("  program: %llu frames, %llu superframes (%llu multi-buffer), longest %llu, %llu short heads\n",
 		       (unsigned long long)count_of(s, GSO_CNT_FRAMES),
 		       (unsigned long long)count_of(s, GSO_CNT_BIG),
 		       (unsigned long long)count_of(s, GSO_CNT_MULTIBUF),
-		       (unsigned long long)max_of(s, GSO_CNT_MAX_LEN));
+		       (unsigned long long)max_of(s, GSO_CNT_MAX_LEN),
+		       (unsigned long long)count_of(s, GSO_CNT_SHORT_HEAD));
 	ASSERT_GT(count_of(s, GSO_CNT_BIG), 0, "superframes seen by the program");
 	ASSERT_GT(count_of(s, GSO_CNT_MULTIBUF), 0, "superframes were multi-buffer");
 	ASSERT_GT(max_of(s, GSO_CNT_MAX_LEN), mtu + 14, "longest frame beyond the MTU");
 	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "helper failures");
+	/* issue 18: the first page linear, as stock's copy has it */
+	ASSERT_EQ(count_of(s, GSO_CNT_SHORT_HEAD), 0,
+		  "multi-buffer frames with less than 2 KB linear");
 }
 
 /* A stream through a pair with a frags XDP_PASS program: superframes reach
