@@ -6,9 +6,10 @@
 # macb_start_xmit() after the drain puts an skb on a ring about to be reset.
 # The skb is lost, and with it its socket and whatever that socket holds
 # (v11's leaked pool page, kernel-patches/macb leak-analysis-v11.md).
-# QEMU's GEM never raises HRESP and the window is a few instructions wide,
-# so no guest test hits it on demand; this reads the driver source
-# (review-v12 BUG 1).
+# The board's QEMU raises HRESP on request (selftests/test_macb_hresp.c),
+# but the window is a few instructions wide and needs a TX poll and a
+# transmit inside it, so no guest test hits it on demand; this reads the
+# driver source (review-v12 BUG 1).
 #	tools/macb_ring/tx_disable_after_napi.sh /root/ksrc/macb
 set -eu
 . "$(dirname "$0")/macb_src.sh"
