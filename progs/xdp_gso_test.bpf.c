@@ -456,6 +456,34 @@ static __always_inline long l4_payload(struct xdp_md *ctx, const struct xdplab_p
 	return p->len >= p->l4_off + hlen ? p->len - p->l4_off - hlen : -1;
 }
 
+/* GSO_TEST_SPIN_DETACH. spin_state is the marker's progress (0 not yet,
+ * 1 spinning, 2 done) for the test to wait on; the test sets spin_detached
+ * once bpf_xdp_detach() has returned.
+ */
+volatile __u32 spin_state;
+volatile __u32 spin_detached;
+__u64 spin_took_ns;
+__u32 spin_ifindex;
+
+static long spin_step(__u64 i, void *start)
+{
+	return bpf_ktime_get_ns() - *(__u64 *)start >= gso_cfg.spin_ns;
+}
+
+/* Holds the NAPI poll that runs it for gso_cfg.spin_ns (at most
+ * BPF_MAX_LOOPS clock reads), so that frames queued meanwhile by another
+ * CPU wait in the same poll.
+ */
+static __always_inline void spin(void)
+{
+	__u64 start = bpf_ktime_get_ns();
+
+	spin_state = 1;
+	bpf_loop(1 << 23, spin_step, &start, 0);
+	spin_took_ns = bpf_ktime_get_ns() - start;
+	spin_state = 2;
+}
+
 /* The review modes, on UDP frames to gso_cfg.port (and tx_port) and, for
  * GSO_TEST_TRIM_REDIRECT, on superframes. Returns the verdict, or -1 for
  * a frame they leave to the others.
@@ -569,6 +597,20 @@ static __always_inline int review(struct xdp_md *ctx, struct xdplab_pkt *p, bool
 		count(GSO_CNT_PAYLOAD, n);
 		return bpf_redirect_map(&gso_ports, 0, BPF_F_BROADCAST);
 	}
+	case GSO_TEST_SPIN_DETACH:
+		if (p->l4 == XDPLAB_L4_UDP && p->dport == gso_cfg.tx_port) {
+			spin();
+			count(GSO_CNT_ACTED, 1);
+			return XDP_DROP;
+		}
+		if (!udp)
+			return -1;
+		if (spin_detached)
+			count(GSO_CNT_LATE, 1);
+		/* xdp->rxq->dev: what a detach must not have torn down yet */
+		if (gso_cfg.read_ifindex)
+			spin_ifindex = ctx->ingress_ifindex;
+		return XDP_PASS;
 	case GSO_TEST_WRITE_PASS: {
 		__u8 last;
 

@@ -79,6 +79,12 @@ enum {
 				 * XDP_REDIRECT with BPF_F_BROADCAST to every
 				 * port of gso_ports (ACTED, their payload
 				 * bytes in PAYLOAD); other frames pass */
+	/* Detach under a running poll (veth review-v7 BUG 1). */
+	GSO_TEST_SPIN_DETACH,	/* UDP to tx_port (the marker): spin for
+				 * spin_ns (spin_state 1, then 2), XDP_DROP;
+				 * UDP to port: LATE if spin_detached is set,
+				 * read ingress_ifindex with read_ifindex,
+				 * XDP_PASS */
 	GSO_TEST_MODE_MAX,
 };
 
@@ -97,6 +103,8 @@ struct gso_test_cfg {
 	__u32 keep;		/* GSO_TEST_TRIM_REDIRECT: payload bytes left */
 	__u32 encap_saddr;	/* GSO_TEST_IPIP_REDIRECT: outer addresses, */
 	__u32 encap_daddr;	/* network order */
+	__u32 spin_ns;		/* GSO_TEST_SPIN_DETACH: how long the marker */
+	__u32 read_ifindex;	/* spins; read ctx->ingress_ifindex */
 	__u8 dmac[6];		/* GSO_TEST_REDIRECT: new Ethernet addresses */
 	__u8 smac[6];
 };
@@ -127,6 +135,8 @@ enum {
 				 * less than GSO_TEST_HEAD_MIN bytes: a program
 				 * reading early payload with direct packet
 				 * access fails its bounds check there */
+	GSO_CNT_LATE,		/* GSO_TEST_SPIN_DETACH: frames this program
+				 * ran on after the test's detach returned */
 	GSO_CNT_MAX,
 };
 

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -1317,16 +1318,17 @@ feat_out:
 #define UDP4_HDRS	(14 + 20 + 8)
 
 /* Sends `count` datagrams of `len` payload bytes (pkt_pattern from 0) from
- * ns to ip:REVIEW_PORT, with UDP_SEGMENT gso_size `gso` (0: none). A
+ * ns to ip:port, with UDP_SEGMENT gso_size `gso` (0: none). A
  * datagram sent with UDP_SEGMENT is built in page fragments, the headers
  * alone in the linear part, and is a GSO skb only when longer than `gso`.
  * Returns how many were sent.
  */
-static int udp_send(const char *ns, const char *ip, size_t len, int gso, int count)
+static int udp_send_to(const char *ns, const char *ip, int port, size_t len, int gso,
+		       int count)
 {
-	static uint8_t buf[65536];
+	static __thread uint8_t buf[65536];
 	struct sockaddr_storage ss;
-	socklen_t sl = netns_sockaddr(ip, REVIEW_PORT, &ss);
+	socklen_t sl = netns_sockaddr(ip, port, &ss);
 	int fd = sock_in(ns, ss.ss_family, SOCK_DGRAM), sent = 0;
 
 	if (fd < 0 || len > sizeof(buf))
@@ -1341,6 +1343,11 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return sent;
+}
+
+static int udp_send(const char *ns, const char *ip, size_t len, int gso, int count)
+{
+	return udp_send_to(ns, ip, REVIEW_PORT, len, gso, count);
 }
 
 /* Waits (at most 10 s) until the program's counter `slot` reaches n. */
@@ -2672,6 +2679,156 @@ out:
 	xdp_gso_test_bpf__destroy(s);
 }
 
+/* --- review of v7: a detach under a running poll ------------------------- */
+
+struct spin_marker {
+	const struct veth_pair *vp;
+	int sent;
+};
+
+/* Sends the marker from CPU 0: veth0's transmit schedules veth1's NAPI
+ * there and the poll runs as the send's bottom half, on this thread.
+ */
+static void *spin_marker_send(void *arg)
+{
+	struct spin_marker *m = arg;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	if (!sched_setaffinity(0, sizeof(one), &one))
+		m->sent = udp_send_to(m->vp->ns[0], m->vp->ip4[1], REVIEW_TX_PORT, 64, 0, 1);
+	return NULL;
+}
+
+/* Datagrams to REVIEW_PORT that reached rx within 10 s, up to n. */
+static int udp_drain(int rx, int n)
+{
+	double end = now_secs() + 10;
+	char buf[256];
+	int got = 0;
+
+	while (got < n && now_secs() < end) {
+		struct pollfd pfd = { .fd = rx, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) > 0 && recv(rx, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			got++;
+	}
+	return got;
+}
+
+/* One round: the marker's poll spins on CPU 0 while this thread, on CPU 1,
+ * queues n datagrams behind it and detaches the program (then attaches
+ * `next` when it is set). Returns the marker's spin_state when the detach
+ * was called (1: the race was reached), or -1.
+ */
+static int spin_detach_round(struct veth_pair *vp, struct xdp_gso_test_bpf *s,
+			     struct xdp_gso_test_bpf *next, int n, double *detach_secs)
+{
+	struct spin_marker m = { .vp = vp };
+	double end, t0;
+	cpu_set_t old, one;
+	pthread_t marker;
+	int state = -1;
+
+	s->bss->spin_state = 0;
+	s->bss->spin_detached = 0;
+	if (!ASSERT_OK(sched_getaffinity(0, sizeof(old), &old), "affinity"))
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	if (!ASSERT_OK(sched_setaffinity(0, sizeof(one), &one), "run on CPU 1"))
+		return -1;
+	if (!ASSERT_OK(pthread_create(&marker, NULL, spin_marker_send, &m), "marker thread"))
+		goto out;
+	end = now_secs() + 10;
+	while (!*(volatile __u32 *)&s->bss->spin_state && now_secs() < end)
+		;
+	if (s->bss->spin_state) {
+		ASSERT_EQ(udp_send(vp->ns[0], vp->ip4[1], 64, 0, n), n, "datagrams queued");
+		state = s->bss->spin_state;
+		t0 = now_secs();
+		ASSERT_OK(xdp_set(vp->ns[1], vp->ifname[1], -1), "detach");
+		*detach_secs = now_secs() - t0;
+		s->bss->spin_detached = 1;
+		if (next)
+			ASSERT_OK(xdp_set(vp->ns[1], vp->ifname[1], prog_fd(next)), "attach again");
+	}
+	pthread_join(marker, NULL);
+	ASSERT_EQ(m.sent, 1, "marker sent");
+out:
+	sched_setaffinity(0, sizeof(old), &old);
+	return state;
+}
+
+/* review-v7 BUG 1. With GRO on, veth keeps its NAPI when the program is
+ * detached, and the detach waited for no running poll: a poll that had
+ * read rq->xdp_prog before the detach could run the old program on the
+ * frames behind after xdp_rxq_info_unreg() had cleared rxq->dev (reading
+ * ctx->ingress_ifindex is then a NULL dereference), or after a new attach
+ * had cleared the whole rxq. The marker holds a poll on CPU 0 for
+ * `spin_ns` in bpf_loop(); n datagrams queue behind it from CPU 1, whose
+ * detach then returns: the old program must not run on any of them
+ * (GSO_CNT_LATE), and all must arrive. Stock reads the program per frame,
+ * so the window is one frame; a driver that reads it once per poll must
+ * wait for the poll in the detach.
+ */
+static void review7_detach_mid_poll(bool read_ifindex, bool reattach)
+{
+	struct gso_test_cfg c = { .mode = GSO_TEST_SPIN_DETACH, .tx_port = REVIEW_TX_PORT,
+				  .spin_ns = 500 * 1000 * 1000, .read_ifindex = read_ifindex };
+	struct xdp_gso_test_bpf *s = NULL, *next = NULL;
+	struct sockaddr_storage ss;
+	double detach_secs = 0;
+	struct veth_pair vp;
+	int rx = -1, state = 0, got;
+	const int n = 32;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		test__skip("one CPU: the poll and the detach must run on two");
+		return;
+	}
+	if (!ASSERT_OK(veth_pair_add(&vp, "revspin", NET_ID + 43, 0), "veth pair"))
+		return;
+	if (!ASSERT_OK(veth_pair_neigh_permanent(&vp), "neighbours") ||
+	    !ASSERT_OK(eth_set_flag(vp.ns[1], vp.ifname[1], ETHTOOL_SGRO, 1), "GRO on veth1"))
+		goto out;
+	rx = sock_in(vp.ns[1], AF_INET, SOCK_DGRAM);
+	if (!ASSERT_GE(rx, 0, "receiver") ||
+	    !ASSERT_OK(bind(rx, (void *)&ss, netns_sockaddr(vp.ip4[1], REVIEW_PORT, &ss)),
+		       "bind receiver"))
+		goto out;
+	/* three rounds at most, for a marker that ran before the datagrams */
+	for (int round = 0; round < 3 && state != 1; round++) {
+		xdp_gso_test_bpf__destroy(s);
+		xdp_gso_test_bpf__destroy(next);
+		next = NULL;
+		s = review_prog(&vp, 1, &c);
+		if (!s || (reattach && !(next = prog_open(&c, PROG_GSO))))
+			goto out;
+		state = spin_detach_round(&vp, s, next, n, &detach_secs);
+		got = udp_drain(rx, n);
+		if (state == 1)
+			break;
+		xdp_set(vp.ns[1], vp.ifname[1], -1);
+	}
+	if (state != 1) {
+		test__skip("the marker's poll ended before the detach in three rounds: race not reached");
+		goto out;
+	}
+	printf("    spin %.0f ms, detach took %.0f ms\n", s->bss->spin_took_ns / 1e6,
+	       detach_secs * 1e3);
+	ASSERT_EQ(count_of(s, GSO_CNT_LATE), 0,
+		  "frames the old program ran on after its detach returned");
+	ASSERT_EQ(got, n, "datagrams delivered");
+out:
+	if (rx >= 0)
+		close(rx);
+	veth_pair_del(&vp);
+	xdp_gso_test_bpf__destroy(s);
+	xdp_gso_test_bpf__destroy(next);
+}
+
 TEST(veth_gso_review)
 {
 	if (test__start_subtest("slice_write"))
@@ -2698,6 +2855,12 @@ TEST(veth_gso_review)
 		review3_crypto_shared_frags();
 	if (test__start_subtest("broadcast_segments"))
 		review_broadcast();
+	if (test__start_subtest("detach_mid_poll"))
+		review7_detach_mid_poll(false, false);
+	if (test__start_subtest("detach_mid_poll_ifindex"))
+		review7_detach_mid_poll(true, false);
+	if (test__start_subtest("reattach_mid_poll"))
+		review7_detach_mid_poll(false, true);
 }
 
 /* kmemleak (DEBUG=1), after all the veth_gso tests. The v2 DEBUG run
