@@ -611,6 +611,13 @@ static __always_inline int review(struct xdp_md *ctx, struct xdplab_pkt *p, bool
 		if (gso_cfg.read_ifindex)
 			spin_ifindex = ctx->ingress_ifindex;
 		return XDP_PASS;
+	case GSO_TEST_GROW_REDIRECT:
+		if (!udp)
+			return -1;
+		count(bpf_xdp_adjust_tail(ctx, gso_cfg.grow) ? GSO_CNT_FAILED :
+							       GSO_CNT_CHANGED, 1);
+		count(GSO_CNT_ACTED, 1);
+		return bpf_redirect(gso_cfg.ifindex, 0);
 	case GSO_TEST_WRITE_PASS: {
 		__u8 last;
 

@@ -85,6 +85,9 @@ enum {
 				 * UDP to port: LATE if spin_detached is set,
 				 * read ingress_ifindex with read_ifindex,
 				 * XDP_PASS */
+	GSO_TEST_GROW_REDIRECT,	/* UDP to port: grow the tail by `grow`
+				 * bytes (CHANGED, or FAILED), XDP_REDIRECT to
+				 * ifindex (ACTED) */
 	GSO_TEST_MODE_MAX,
 };
 
@@ -105,6 +108,7 @@ struct gso_test_cfg {
 	__u32 encap_daddr;	/* network order */
 	__u32 spin_ns;		/* GSO_TEST_SPIN_DETACH: how long the marker */
 	__u32 read_ifindex;	/* spins; read ctx->ingress_ifindex */
+	__u32 grow;		/* GSO_TEST_GROW_REDIRECT: tail bytes added */
 	__u8 dmac[6];		/* GSO_TEST_REDIRECT: new Ethernet addresses */
 	__u8 smac[6];
 };

@@ -44,6 +44,7 @@
 #include "prog_test_run.h"
 #include "stress.h"
 #include "tun.h"
+#include "vhost_net.h"
 #include "test.h"
 #include "xdp_crypto_test.h"
 #include "xdp_crypto_test.skel.h"
@@ -2679,6 +2680,68 @@ out:
 	xdp_gso_test_bpf__destroy(s);
 }
 
+/* --- review of v1, lower severity: a grown tail sent on -------------------- */
+
+/* A superframe whose tail the program grew loses GSO (bytes past the IP
+ * payload cannot be described by it), so XDP_TX and XDP_REDIRECT send it
+ * as one packet about as long as the superframe. It must not leave above
+ * the MTU: veth_xdp_xmit() refuses it at a veth peer (XDP_TX), and the
+ * core's xdp_ok_fwd_dev() at a devmap or ifindex target. veth1's program
+ * grows every datagram by 16 bytes and redirects it to a tap: a 2-segment
+ * UDP GSO datagram (short enough to be copied linear) must not come out of
+ * the tap; a datagram of 1000 bytes, sent after it, must, grown. Not a
+ * failing-first test: the first review's case went with v2's rework; this
+ * keeps it so. (A cpumap delivers such a frame to the stack, as XDP_PASS
+ * does, whose IP layer trims it.)
+ */
+static void review_grow_redirect(void)
+{
+	struct gso_test_cfg c = { .mode = GSO_TEST_GROW_REDIRECT, .grow = 16 };
+	const size_t vh = VHOST_NET_HDR_LEN, small = 1000;	/* tap_make()'s */
+	const size_t small_frame = 14 + 20 + 8 + small + 16;
+	static uint8_t buf[70000];
+	struct xdp_gso_test_bpf *s = NULL;
+	struct tap t = { .fd = -1 };
+	int above = 0, small_seen = 0;
+	struct veth_pair vp;
+	double end;
+
+	if (!have_series() || !ASSERT_OK(veth_pair_add(&vp, "revgrow", NET_ID + 44, 0), "veth pair"))
+		return;
+	if (!ASSERT_OK(veth_pair_neigh_permanent(&vp), "neighbours") ||
+	    !ASSERT_OK(tap_make(vp.ns[1], "revgrowtap", 0, 1500, &t), "tap"))
+		goto out;
+	c.ifindex = t.ifindex;
+	s = review_prog(&vp, 1, &c);
+	if (!s)
+		goto out;
+	ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 2000, 1400, 1), 1, "UDP GSO datagram sent");
+	ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], small, 0, 1), 1, "small datagram sent");
+	/* the two share veth1's ring: once the second is out, so was the first */
+	end = now_secs() + 10;
+	while (!small_seen && now_secs() < end) {
+		struct pollfd p = { .fd = t.fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		while ((r = read(t.fd, buf, sizeof(buf))) > 0) {
+			size_t len = r - vh;
+
+			above += len > 1500 + 14 + 4;
+			small_seen += len == small_frame;
+		}
+	}
+	ASSERT_EQ(count_of(s, GSO_CNT_ACTED), 2, "datagrams redirected by the program");
+	ASSERT_EQ(count_of(s, GSO_CNT_CHANGED), 2, "tails grown");
+	ASSERT_EQ(small_seen, 1, "the small datagram, grown, out of the tap");
+	ASSERT_EQ(above, 0, "frames above the MTU out of the tap");
+out:
+	tap_close(&t);
+	veth_pair_del(&vp);
+	xdp_gso_test_bpf__destroy(s);
+}
+
 /* --- review of v7: a detach under a running poll ------------------------- */
 
 struct spin_marker {
@@ -2717,19 +2780,26 @@ static int udp_drain(int rx, int n)
 	return got;
 }
 
+/* What spin_detach_round() does while the marker's poll spins. */
+struct spin_change {
+	struct xdp_gso_test_bpf *next;	/* replaces the program (NULL: detach) */
+	size_t len;			/* n datagrams of len bytes, */
+	int gso, n;			/* UDP_SEGMENT gso (0: none) */
+};
+
 /* One round: the marker's poll spins on CPU 0 while this thread, on CPU 1,
- * queues n datagrams behind it and detaches the program (then attaches
- * `next` when it is set). Returns the marker's spin_state when the detach
- * was called (1: the race was reached), or -1.
+ * queues the datagrams behind it and detaches or replaces the program.
+ * Returns the marker's spin_state when that was called (1: the race was
+ * reached), or -1.
  */
 static int spin_detach_round(struct veth_pair *vp, struct xdp_gso_test_bpf *s,
-			     struct xdp_gso_test_bpf *next, int n, double *detach_secs)
+			     const struct spin_change *ch, double *detach_secs)
 {
 	struct spin_marker m = { .vp = vp };
 	double end, t0;
 	cpu_set_t old, one;
 	pthread_t marker;
-	int state = -1;
+	int state = -1, queued = 0;
 
 	s->bss->spin_state = 0;
 	s->bss->spin_detached = 0;
@@ -2745,14 +2815,21 @@ static int spin_detach_round(struct veth_pair *vp, struct xdp_gso_test_bpf *s,
 	while (!*(volatile __u32 *)&s->bss->spin_state && now_secs() < end)
 		;
 	if (s->bss->spin_state) {
-		ASSERT_EQ(udp_send(vp->ns[0], vp->ip4[1], 64, 0, n), n, "datagrams queued");
+		/* in sockets of 16: each may hold about 200 KB in flight, and
+		 * the stuck poll frees nothing
+		 */
+		for (int i = 0; i < ch->n; i += 16) {
+			int k = ch->n - i < 16 ? ch->n - i : 16;
+
+			queued += udp_send(vp->ns[0], vp->ip4[1], ch->len, ch->gso, k);
+		}
+		ASSERT_EQ(queued, ch->n, "datagrams queued");
 		state = s->bss->spin_state;
 		t0 = now_secs();
-		ASSERT_OK(xdp_set(vp->ns[1], vp->ifname[1], -1), "detach");
+		ASSERT_OK(xdp_set(vp->ns[1], vp->ifname[1], ch->next ? prog_fd(ch->next) : -1),
+			  ch->next ? "replace" : "detach");
 		*detach_secs = now_secs() - t0;
 		s->bss->spin_detached = 1;
-		if (next)
-			ASSERT_OK(xdp_set(vp->ns[1], vp->ifname[1], prog_fd(next)), "attach again");
 	}
 	pthread_join(marker, NULL);
 	ASSERT_EQ(m.sent, 1, "marker sent");
@@ -2762,26 +2839,25 @@ out:
 }
 
 /* review-v7 BUG 1. With GRO on, veth keeps its NAPI when the program is
- * detached, and the detach waited for no running poll: a poll that had
- * read rq->xdp_prog before the detach could run the old program on the
- * frames behind after xdp_rxq_info_unreg() had cleared rxq->dev (reading
- * ctx->ingress_ifindex is then a NULL dereference), or after a new attach
- * had cleared the whole rxq. The marker holds a poll on CPU 0 for
- * `spin_ns` in bpf_loop(); n datagrams queue behind it from CPU 1, whose
- * detach then returns: the old program must not run on any of them
- * (GSO_CNT_LATE), and all must arrive. Stock reads the program per frame,
- * so the window is one frame; a driver that reads it once per poll must
- * wait for the poll in the detach.
+ * detached, and xdp_rxq_info_unreg() clears rxq->dev before the core's
+ * dispatcher update waits for running programs: a poll that read
+ * rq->xdp_prog once at its start would run the old program on the rest of
+ * its batch with ctx->ingress_ifindex a NULL dereference. The marker holds
+ * a poll on CPU 0 for `spin_ns` in bpf_loop(); 32 datagrams queue behind
+ * it from CPU 1, which then detaches. The program reads ingress_ifindex
+ * on each of them: an oops fails the run. It must not run on any of them
+ * once the detach returned (GSO_CNT_LATE), and all must arrive. Stock reads
+ * the program per frame, so its window is one frame.
  */
-static void review7_detach_mid_poll(bool read_ifindex, bool reattach)
+static void review7_detach_mid_poll(void)
 {
 	struct gso_test_cfg c = { .mode = GSO_TEST_SPIN_DETACH, .tx_port = REVIEW_TX_PORT,
-				  .spin_ns = 500 * 1000 * 1000, .read_ifindex = read_ifindex };
-	struct xdp_gso_test_bpf *s = NULL, *next = NULL;
+				  .spin_ns = 500 * 1000 * 1000, .read_ifindex = 1 };
+	struct xdp_gso_test_bpf *s = NULL;
 	struct sockaddr_storage ss;
 	double detach_secs = 0;
 	struct veth_pair vp;
-	int rx = -1, state = 0, got;
+	int rx = -1, state = 0, got = 0;
 	const int n = 32;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
@@ -2801,16 +2877,14 @@ static void review7_detach_mid_poll(bool read_ifindex, bool reattach)
 	/* three rounds at most, for a marker that ran before the datagrams */
 	for (int round = 0; round < 3 && state != 1; round++) {
 		xdp_gso_test_bpf__destroy(s);
-		xdp_gso_test_bpf__destroy(next);
-		next = NULL;
 		s = review_prog(&vp, 1, &c);
-		if (!s || (reattach && !(next = prog_open(&c, PROG_GSO))))
+		if (!s)
 			goto out;
-		state = spin_detach_round(&vp, s, next, n, &detach_secs);
+		state = spin_detach_round(&vp, s, &(struct spin_change){ .len = 64, .n = n },
+					  &detach_secs);
 		got = udp_drain(rx, n);
-		if (state == 1)
-			break;
-		xdp_set(vp.ns[1], vp.ifname[1], -1);
+		if (state != 1)
+			xdp_set(vp.ns[1], vp.ifname[1], -1);
 	}
 	if (state != 1) {
 		test__skip("the marker's poll ended before the detach in three rounds: race not reached");
@@ -2824,6 +2898,62 @@ static void review7_detach_mid_poll(bool read_ifindex, bool reattach)
 out:
 	if (rx >= 0)
 		close(rx);
+	veth_pair_del(&vp);
+	xdp_gso_test_bpf__destroy(s);
+}
+
+/* review-v8 BUG 1. A frags program that did not ask for superframes
+ * (no BPF_F_XDP_GSO) must never get one, and the peer's GSO goes off only
+ * after a program replacing an opted-in one is published: the superframes
+ * queued meanwhile must be segmented for it. The marker holds the opted-in
+ * program's poll while 100 UDP GSO datagrams of three segments queue, and
+ * the program is replaced by a frags-only one: what the poll's budget
+ * leaves for the next poll reaches the new program, in segments.
+ */
+static void review8_replace_mid_poll(void)
+{
+	struct gso_test_cfg c = { .mode = GSO_TEST_SPIN_DETACH, .tx_port = REVIEW_TX_PORT,
+				  .spin_ns = 500 * 1000 * 1000 };
+	struct xdp_gso_test_bpf *s = NULL, *next = NULL;
+	double replace_secs = 0;
+	struct veth_pair vp;
+	int state = 0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		test__skip("one CPU: the poll and the replace must run on two");
+		return;
+	}
+	if (!ASSERT_OK(veth_pair_add(&vp, "revrepl", NET_ID + 45, 0), "veth pair"))
+		return;
+	if (!ASSERT_OK(veth_pair_neigh_permanent(&vp), "neighbours"))
+		goto out;
+	for (int round = 0; round < 3 && state != 1; round++) {
+		xdp_gso_test_bpf__destroy(s);
+		xdp_gso_test_bpf__destroy(next);
+		s = review_prog(&vp, 1, &c);
+		next = s ? prog_open(&c, PROG_FRAGS) : NULL;
+		if (!next)
+			goto out;
+		state = spin_detach_round(&vp, s, &(struct spin_change){
+				.next = next, .len = 4200, .gso = 1400,
+				.n = 100 }, &replace_secs);
+		if (state != 1)
+			xdp_set(vp.ns[1], vp.ifname[1], -1);
+	}
+	if (state != 1) {
+		test__skip("the marker's poll ended before the replace in three rounds: race not reached");
+		goto out;
+	}
+	/* the frames reach the new program as the next polls run */
+	wait_count(next, GSO_CNT_FRAMES, 1);
+	printf("    spin %.0f ms, replace took %.0f ms; new program: %llu frames\n",
+	       s->bss->spin_took_ns / 1e6, replace_secs * 1e3,
+	       (unsigned long long)count_of(next, GSO_CNT_FRAMES));
+	ASSERT_GT(count_of(next, GSO_CNT_FRAMES), 0, "frames the new program ran on");
+	ASSERT_LE(max_of(next, GSO_CNT_MAX_LEN), 1500 + 14,
+		  "longest frame the frags-only program got");
+out:
+	xdp_set(vp.ns[1], vp.ifname[1], -1);
 	veth_pair_del(&vp);
 	xdp_gso_test_bpf__destroy(s);
 	xdp_gso_test_bpf__destroy(next);
@@ -2855,12 +2985,12 @@ TEST(veth_gso_review)
 		review3_crypto_shared_frags();
 	if (test__start_subtest("broadcast_segments"))
 		review_broadcast();
+	if (test__start_subtest("grow_tail_redirect"))
+		review_grow_redirect();
 	if (test__start_subtest("detach_mid_poll"))
-		review7_detach_mid_poll(false, false);
-	if (test__start_subtest("detach_mid_poll_ifindex"))
-		review7_detach_mid_poll(true, false);
-	if (test__start_subtest("reattach_mid_poll"))
-		review7_detach_mid_poll(false, true);
+		review7_detach_mid_poll();
+	if (test__start_subtest("replace_mid_poll"))
+		review8_replace_mid_poll();
 }
 
 /* kmemleak (DEBUG=1), after all the veth_gso tests. The v2 DEBUG run
