@@ -33,6 +33,7 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -263,6 +264,7 @@ struct stream {
 	void (*hook)(void *arg);
 	void *arg;
 	double limit;		/* seconds; 0: STREAM_SECS */
+	int mss;		/* the server's TCP_MAXSEG (0: the default) */
 	/* results */
 	size_t got, bad;
 	double secs;
@@ -285,7 +287,7 @@ static int sock_in(const char *ns, int family, int type)
  * far are left in them (-1 for the others) for the caller to close.
  */
 static bool tcp_connect_pair(const char *cns, const char *sns, const char *sip, int port,
-			     int *ls, int *cs, int *as)
+			     int mss, int *ls, int *cs, int *as)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = netns_sockaddr(sip, port, &ss);
@@ -296,6 +298,10 @@ static bool tcp_connect_pair(const char *cns, const char *sns, const char *sip, 
 	if (!ASSERT_GE(*ls, 0, "listen socket"))
 		return false;
 	setsockopt(*ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* the MSS the server announces bounds what the client sends */
+	if (mss && !ASSERT_OK(setsockopt(*ls, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)),
+			      "TCP_MAXSEG"))
+		return false;
 	if (!ASSERT_OK(bind(*ls, (void *)&ss, sl), "bind") || !ASSERT_OK(listen(*ls, 1), "listen"))
 		return false;
 	*cs = sock_in(cns, ss.ss_family, SOCK_STREAM);
@@ -320,7 +326,7 @@ static bool tcp_stream(struct stream *st)
 	bool ok = false;
 
 	st->got = st->bad = 0;
-	if (!tcp_connect_pair(st->cns, st->sns, st->sip, STREAM_PORT, &ls, &cs, &as))
+	if (!tcp_connect_pair(st->cns, st->sns, st->sip, STREAM_PORT, st->mss, &ls, &cs, &as))
 		goto out;
 	ok = true;
 	/* One thread drives both ends; each byte carries its offset's pattern. */
@@ -2154,7 +2160,7 @@ static size_t sendfile_stream(const struct veth_pair *vp, int fd, uint8_t *got, 
 	size_t n = 0;
 	off_t off = 0;
 
-	if (!tcp_connect_pair(vp->ns[0], vp->ns[1], vp->ip4[1], CRYPTO_PORT, &ls, &cs, &as))
+	if (!tcp_connect_pair(vp->ns[0], vp->ns[1], vp->ip4[1], CRYPTO_PORT, 0, &ls, &cs, &as))
 		goto out;
 	while (n < len && now_secs() < end) {
 		struct pollfd p[2] = { { as, POLLIN, 0 },
@@ -2742,6 +2748,40 @@ out:
 	xdp_gso_test_bpf__destroy(s);
 }
 
+/* The first review's "a small MSS turns one superframe into about 745
+ * frames against a 256-entry ring". A superframe an opted-in program sends
+ * back out becomes one frame per segment in one go; veth has the sender
+ * segment GSO skbs of more than 64 segments (VETH_XDP_GSO_MAX_SEGS) while
+ * the receiving queue runs a program. With the server announcing an MSS of
+ * 200 bytes, TCP's 64 KB superframes hold about 350 segments: the program
+ * must see none longer than 64 of them, and the stream must arrive whole.
+ */
+static void review_small_mss(void)
+{
+	const int mss = 200, max_segs = 64;
+	struct stream st = { .total = STREAM_LEN / 16, .mss = mss };
+	struct xdp_gso_test_bpf *s;
+	struct veth_pair vp;
+
+	s = review_pair(&vp, "revmss", NET_ID + 46, &pass_cfg);
+	if (!s)
+		return;
+	st.cns = vp.ns[0];
+	st.sns = vp.ns[1];
+	st.sip = vp.ip4[1];
+	if (stream_ok(&st)) {
+		printf("    frames %llu, superframes %llu, longest %llu B\n",
+		       (unsigned long long)count_of(s, GSO_CNT_FRAMES),
+		       (unsigned long long)count_of(s, GSO_CNT_BIG),
+		       (unsigned long long)max_of(s, GSO_CNT_MAX_LEN));
+		/* headers: Ethernet, IPv4, TCP with options */
+		ASSERT_LE(max_of(s, GSO_CNT_MAX_LEN), 14 + 20 + 60 + max_segs * mss,
+			  "longest frame the program got");
+	}
+	veth_pair_del(&vp);
+	xdp_gso_test_bpf__destroy(s);
+}
+
 /* --- review of v7: a detach under a running poll ------------------------- */
 
 struct spin_marker {
@@ -2985,6 +3025,8 @@ TEST(veth_gso_review)
 		review3_crypto_shared_frags();
 	if (test__start_subtest("broadcast_segments"))
 		review_broadcast();
+	if (test__start_subtest("small_mss_bound"))
+		review_small_mss();
 	if (test__start_subtest("grow_tail_redirect"))
 		review_grow_redirect();
 	if (test__start_subtest("detach_mid_poll"))
