@@ -8,11 +8,15 @@
 #   kernel-patches/w1-build.sh TREE BASE HEAD [DIR] [ARCH...]
 #
 #   TREE   a kernel git tree with the series committed on BASE
-#   DIR    what to build (default drivers/net/ethernet/cadence/)
+#   DIR    what to build (default drivers/net/ethernet/cadence/); several
+#          targets separated by spaces ("drivers/net/veth.o net/core/")
 #   ARCH   arm64 (the board's tinyconfig + base.config + arm64.config),
 #          x86_64, riscv64, i386 (tinyconfig + COMPILE_TEST and the driver's
 #          options: w1-<arch> below); default: arm64 x86_64 riscv64
 #
+# W1_EXTRA_OPTS: more options to enable for the COMPILE_TEST arches (the
+# veth series: "VETH"); they name the build directory, as the default set
+# is the macb series'.
 # Build directories: $XDPLAB_CACHE/w1/<arch> (default ~/.cache/xdplab), kept,
 # so a rerun rebuilds only what the commits touch. Exit status 1 when any
 # commit warned or failed.
@@ -36,7 +40,8 @@ mkdir -p "$cache"
 # the series touches (XDP, page_pool, PTP, netpoll, suspend) and PCI for
 # macb_pci.
 compile_test_opts="COMPILE_TEST NET INET NETDEVICES ETHERNET NET_VENDOR_CADENCE COMMON_CLK MACB MACB_PCI PCI
-MACB_USE_HWSTAMP PTP_1588_CLOCK PM PM_SLEEP SUSPEND NETPOLL NETCONSOLE OF BPF_SYSCALL PAGE_POOL PAGE_POOL_STATS"
+MACB_USE_HWSTAMP PTP_1588_CLOCK PM PM_SLEEP SUSPEND NETPOLL NETCONSOLE OF BPF_SYSCALL PAGE_POOL PAGE_POOL_STATS
+${W1_EXTRA_OPTS:-}"
 
 kbuild() { # ARCH: the kbuild ARCH and CROSS_COMPILE
 	case $1 in
@@ -71,12 +76,13 @@ for c in $(git -C "$tree" rev-list --reverse "$base..$head"); do
 	git -C "$wt" checkout -q --detach "$c"
 	subject=$(git -C "$tree" log -1 --format=%s "$c")
 	for a in "${arches[@]}"; do
-		bdir=$cache/$a
+		bdir=$cache/$a${W1_EXTRA_OPTS:+-${W1_EXTRA_OPTS// /-}}
 		read -r karch cross <<<"$(kbuild "$a")"
 		[ -f "$bdir/.config" ] || { mkdir -p "$bdir"; configure "$a" "$bdir"; }
 		log=$bdir/build-$(git -C "$tree" rev-parse --short "$c").log
 		rc=0
-		make -C "$wt" O="$bdir" ARCH="$karch" CROSS_COMPILE="$cross" -j"$(nproc)" W=1 "$dir" >"$log" 2>&1 || rc=$?
+		# shellcheck disable=SC2086 # DIR may name several targets
+		make -C "$wt" O="$bdir" ARCH="$karch" CROSS_COMPILE="$cross" -j"$(nproc)" W=1 $dir >"$log" 2>&1 || rc=$?
 		w=$(grep -c 'warning:' "$log" || true) e=$(grep -c 'error:' "$log" || true)
 		printf '%s %-8s rc=%d warnings=%d errors=%d  %s\n' "$(git -C "$tree" rev-parse --short "$c")" "$a" "$rc" "$w" "$e" "$subject"
 		[ "$rc" = 0 ] && [ "$w" = 0 ] && [ "$e" = 0 ] || { fail=1; grep -E 'warning:|error:' "$log" | head -5; }
