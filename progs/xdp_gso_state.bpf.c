@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Records what bpf_xdp_gso_state() (kernel-patches/veth, 0012) tells a
+ * Records what bpf_xdp_gso_state() (kernel-patches/veth, 0013) tells a
  * program about each frame, for selftests/veth_gso.c: the values, whether
  * gso_segs agrees with the frame's own headers and length, the -ENODATA
  * contract, and that moving the frame's start does not change the answer

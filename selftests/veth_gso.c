@@ -2999,6 +2999,51 @@ out:
 	xdp_gso_test_bpf__destroy(next);
 }
 
+/* review-v8 NIT 4 (older than the series): a frame XDP_TX sends to a peer
+ * that runs its NAPI for GRO alone, without a program, was queued in the
+ * peer's ring but its NAPI never scheduled: veth_xdp_flush() kicked the
+ * peer only when the peer had a program, so the frame waited for other
+ * traffic to the peer. veth1's program sends datagrams to REVIEW_TX_PORT
+ * back (XDP_TX); veth0 has GRO on and no program: each must be taken off
+ * veth0's ring (its rx_queue_*_xdp_packets) within a second. The host's
+ * 6.18 fails it as 6.12 does; it runs where the series (which fixes it in
+ * its patch 0002) is, and skips elsewhere.
+ */
+static void review8_tx_to_gro_peer(void)
+{
+	struct gso_test_cfg c = { .mode = GSO_TEST_TX_STORE, .tx_port = REVIEW_TX_PORT };
+	struct xdp_gso_test_bpf *s;
+	struct veth_pair vp;
+	long long before, after = -1;
+	const int n = 4;
+	double end;
+
+	s = review_pair(&vp, "revkick", NET_ID + 47, &c);
+	if (!s)
+		return;
+	if (!ASSERT_OK(veth_pair_neigh_permanent(&vp), "neighbours") ||
+	    !ASSERT_OK(eth_set_flag(vp.ns[0], vp.ifname[0], ETHTOOL_SGRO, 1), "GRO on veth0"))
+		goto out;
+	before = veth_stat(vp.ns[0], vp.ifname[0], "xdp_packets");
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(udp_send_to(vp.ns[0], vp.ip4[1], REVIEW_TX_PORT, 64, 0, 1), 1,
+			  "datagram sent");
+		wait_count(s, GSO_CNT_ACTED, i + 1);
+		end = now_secs() + 1;
+		while ((after = veth_stat(vp.ns[0], vp.ifname[0], "xdp_packets")) < before + i + 1 &&
+		       now_secs() < end)
+			usleep(10000);
+	}
+	ASSERT_EQ(count_of(s, GSO_CNT_ACTED), n, "datagrams sent back by XDP_TX");
+	/* 6.18 as 6.12: 0, and veth0's next NAPI run (a GSO skb or a
+	 * program there) takes them off
+	 */
+	ASSERT_EQ(after - before, n, "of them, taken off veth0's ring within a second each");
+out:
+	veth_pair_del(&vp);
+	xdp_gso_test_bpf__destroy(s);
+}
+
 TEST(veth_gso_review)
 {
 	if (test__start_subtest("slice_write"))
@@ -3033,6 +3078,8 @@ TEST(veth_gso_review)
 		review7_detach_mid_poll();
 	if (test__start_subtest("replace_mid_poll"))
 		review8_replace_mid_poll();
+	if (test__start_subtest("xdp_tx_to_gro_peer"))
+		review8_tx_to_gro_peer();
 }
 
 /* kmemleak (DEBUG=1), after all the veth_gso tests. The v2 DEBUG run
