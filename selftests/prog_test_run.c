@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -60,4 +63,35 @@ uint64_t percpu_u64_sum(const struct bpf_map *map, uint32_t slot)
 			sum += v[c];
 	free(v);
 	return sum;
+}
+
+const char *live_frames_refused(void)
+{
+	/* r0 = XDP_DROP; exit: a frame the kernel takes and frees */
+	static const struct bpf_insn drop[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static char why[160];
+	static int probed;
+	uint8_t frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+	int fd, err = 0;
+
+	if (probed)
+		return why[0] ? why : NULL;
+	probed = 1;
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "live_probe", "GPL", drop, 2, NULL);
+	if (fd < 0)
+		err = -errno;
+	else if (bpf_prog_test_run_opts(fd, &opts))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		snprintf(why, sizeof(why),
+			 "the running kernel refuses BPF_F_TEST_XDP_LIVE_FRAMES (%s), the generator's mode",
+			 strerror(-err));
+	return why[0] ? why : NULL;
 }

@@ -20,5 +20,9 @@ int prog_run(const struct bpf_program *prog, void *frame, uint32_t *len,
 int stats_sum(const struct bpf_map *map, uint32_t slot, struct xdplab_datarec *out);
 /* Sums one slot of a per-CPU __u64 map. */
 uint64_t percpu_u64_sum(const struct bpf_map *map, uint32_t slot);
+/* Why the running kernel refuses BPF_F_TEST_XDP_LIVE_FRAMES (what the
+ * generator, `xdplab trafficgen`, sends with), or NULL if it runs a frame.
+ */
+const char *live_frames_refused(void);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "netns.h"
+#include "prog_test_run.h"
 #include "pkt.h"
 #include "test.h"
 
@@ -383,6 +384,10 @@ TEST(live_redirect)
 	struct cli_bg bg, sink;
 	int fd;
 
+	if (live_frames_refused()) {
+		test__skip(live_frames_refused());
+		return;
+	}
 	if (!ASSERT_OK(veth_pair_add(&p1, "rd", 12, 0), "pair a-r") ||
 	    !ASSERT_OK(netns_add("rdz", nsb), "ns b") ||
 	    !ASSERT_OK(veth_pair_join(&p2, p1.ns[1], "vr", nsb, "vb", 13, 0), "pair r-b"))
@@ -452,6 +457,10 @@ TEST(live_trafficgen)
 	char args[256], mac[32], gen[OUT_LEN];
 	long long xmit0, xmit_err0, xmit, xmit_err;
 
+	if (live_frames_refused()) {
+		test__skip(live_frames_refused());
+		return;
+	}
 	if (!ASSERT_OK(veth_pair_add(&vp, "tg", 14, 0), "veth pair"))
 		return;
 	/*

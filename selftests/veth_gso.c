@@ -64,7 +64,8 @@
  * MAX_SKB_FRAGS (17) pages of 4 KB. A BIG TCP skb up to this long reaches
  * the program whole; only longer ones are cut first.
  */
-#define XDP_BUFF_MAX_LEN	(4096 - 256 - 320 + 17 * 4096)
+#define XDP_HEAD_MAX		(4096 - 256 - 320)
+#define XDP_BUFF_MAX_LEN	(XDP_HEAD_MAX + 17 * 4096)
 
 /* --- the test program ---------------------------------------------------- */
 
@@ -449,7 +450,12 @@ static void expect_superframes(struct xdp_gso_test_bpf *s, int mtu)
 		       (unsigned long long)max_of(s, GSO_CNT_MAX_LEN),
 		       (unsigned long long)count_of(s, GSO_CNT_SHORT_HEAD));
 	ASSERT_GT(count_of(s, GSO_CNT_BIG), 0, "superframes seen by the program");
-	ASSERT_GT(count_of(s, GSO_CNT_MULTIBUF), 0, "superframes were multi-buffer");
+	/* v7 on: one no longer than the head is copied whole, as on stock;
+	 * a slow guest (DEBUG=1) may send no longer ones on a short stream
+	 */
+	if (max_of(s, GSO_CNT_MAX_LEN) > XDP_HEAD_MAX)
+		ASSERT_GT(count_of(s, GSO_CNT_MULTIBUF), 0,
+			  "superframes longer than the head were multi-buffer");
 	ASSERT_GT(max_of(s, GSO_CNT_MAX_LEN), mtu + 14, "longest frame beyond the MTU");
 	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "helper failures");
 	/* issue 18: the first page linear, as stock's copy has it */
