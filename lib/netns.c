@@ -310,3 +310,14 @@ void veth_pair_del(struct veth_pair *vp)
 	netns_del(vp->ns[1]);
 	memset(vp->ns, 0, sizeof(vp->ns));
 }
+
+int netns_socket(const char *ns, int family, int type)
+{
+	int saved = netns_enter(ns), fd;
+
+	if (saved < 0)
+		return -1;
+	fd = socket(family, type | SOCK_CLOEXEC, 0);
+	netns_leave(saved);
+	return fd;
+}

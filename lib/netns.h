@@ -81,6 +81,9 @@ int veth_pair_neigh_permanent(struct veth_pair *vp);
 /* ip (IPv4, else IPv6) and port as a socket address; returns its length. */
 socklen_t netns_sockaddr(const char *ip, int port, struct sockaddr_storage *ss);
 
+/* A socket(family, type | SOCK_CLOEXEC) made inside ns, or -1. */
+int netns_socket(const char *ns, int family, int type);
+
 /* ifindex of ifname inside namespace ns (NULL: the current one). */
 int netns_ifindex(const char *ns, const char *ifname);
 

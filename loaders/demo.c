@@ -59,16 +59,12 @@ static pid_t spawn_in(const char *ns, char *const args[])
 static int udp_send_for(const struct veth_pair *vp, double secs)
 {
 	static const char payload[64 - 14 - 20 - 8];
-	int saved = netns_enter(vp->ns[0]), fd;
+	int fd = netns_socket(vp->ns[0], AF_INET, SOCK_DGRAM);
 	struct sockaddr_storage ss;
 	socklen_t sl = netns_sockaddr(vp->ip4[1], 9, &ss);
 	unsigned long long sent = 0;
 	double end;
 
-	if (saved < 0)
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	netns_leave(saved);
 	if (fd < 0)
 		return -1;
 	end = xdplab_now() + secs;

@@ -233,13 +233,9 @@ static double probe_out(struct tstorm *s)
 {
 	static uint8_t buf[65536 + VHOST_NET_HDR_LEN];
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(PORT) };
-	int saved = netns_enter(s->ns), fd;
+	int fd = netns_socket(s->ns, AF_INET, SOCK_DGRAM);
 	double start = now_secs(), took = -1;
 
-	if (saved < 0)
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	netns_leave(saved);
 	if (fd < 0)
 		return -1;
 	inet_pton(AF_INET, PEER_IP, &sa.sin_addr);

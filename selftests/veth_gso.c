@@ -271,17 +271,6 @@ struct stream {
 	double secs;
 };
 
-static int sock_in(const char *ns, int family, int type)
-{
-	int saved = netns_enter(ns), fd;
-
-	if (saved < 0)
-		return -1;
-	fd = socket(family, type | SOCK_CLOEXEC, 0);
-	netns_leave(saved);
-	return fd;
-}
-
 /* Runs the stream to its end or its time limit; false if it did not start. */
 /* A TCP connection from cns to sip:port in sns, both ends non-blocking:
  * *ls listens, *cs connected, *as accepted. On failure the sockets made so
@@ -295,7 +284,7 @@ static bool tcp_connect_pair(const char *cns, const char *sns, const char *sip, 
 	int one = 1;
 
 	*cs = *as = -1;
-	*ls = sock_in(sns, ss.ss_family, SOCK_STREAM);
+	*ls = netns_socket(sns, ss.ss_family, SOCK_STREAM);
 	if (!ASSERT_GE(*ls, 0, "listen socket"))
 		return false;
 	setsockopt(*ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -305,7 +294,7 @@ static bool tcp_connect_pair(const char *cns, const char *sns, const char *sip, 
 		return false;
 	if (!ASSERT_OK(bind(*ls, (void *)&ss, sl), "bind") || !ASSERT_OK(listen(*ls, 1), "listen"))
 		return false;
-	*cs = sock_in(cns, ss.ss_family, SOCK_STREAM);
+	*cs = netns_socket(cns, ss.ss_family, SOCK_STREAM);
 	if (!ASSERT_GE(*cs, 0, "client socket") ||
 	    !ASSERT_OK(connect(*cs, (void *)&ss, sl), "connect"))
 		return false;
@@ -1342,7 +1331,7 @@ static int udp_send_to(const char *ns, const char *ip, int port, size_t len, int
 	static __thread uint8_t buf[65536];
 	struct sockaddr_storage ss;
 	socklen_t sl = netns_sockaddr(ip, port, &ss);
-	int fd = sock_in(ns, ss.ss_family, SOCK_DGRAM), sent = 0;
+	int fd = netns_socket(ns, ss.ss_family, SOCK_DGRAM), sent = 0;
 
 	if (fd < 0 || len > sizeof(buf))
 		goto out;
@@ -1514,7 +1503,7 @@ static void review_trim_redirect(void)
 		goto out;
 
 	sl = netns_sockaddr(t.xs.ip4[1], REVIEW_PORT, &ss);
-	fd = sock_in(t.ns[2], ss.ss_family, SOCK_DGRAM);
+	fd = netns_socket(t.ns[2], ss.ss_family, SOCK_DGRAM);
 	if (!ASSERT_GE(fd, 0, "UDP socket") || !ASSERT_OK(bind(fd, (void *)&ss, sl), "bind"))
 		goto out;
 	/* 3 segments' worth, cut to 1000 bytes in X */
@@ -2538,7 +2527,7 @@ static int bcast_udp_send(const char *ns, const char *ip, int port, int n, size_
 	static uint8_t buf[65536];
 	struct sockaddr_storage ss;
 	socklen_t sl = netns_sockaddr(ip, port, &ss);
-	int fd = sock_in(ns, ss.ss_family, SOCK_DGRAM), sent = 0;
+	int fd = netns_socket(ns, ss.ss_family, SOCK_DGRAM), sent = 0;
 
 	if (fd < 0 || len > sizeof(buf) || setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &gso,
 						      sizeof(gso)))
@@ -2915,7 +2904,7 @@ static void review7_detach_mid_poll(void)
 	if (!ASSERT_OK(veth_pair_neigh_permanent(&vp), "neighbours") ||
 	    !ASSERT_OK(eth_set_flag(vp.ns[1], vp.ifname[1], ETHTOOL_SGRO, 1), "GRO on veth1"))
 		goto out;
-	rx = sock_in(vp.ns[1], AF_INET, SOCK_DGRAM);
+	rx = netns_socket(vp.ns[1], AF_INET, SOCK_DGRAM);
 	if (!ASSERT_GE(rx, 0, "receiver") ||
 	    !ASSERT_OK(bind(rx, (void *)&ss, netns_sockaddr(vp.ip4[1], REVIEW_PORT, &ss)),
 		       "bind receiver"))
