@@ -44,6 +44,7 @@
 #include <net/if.h>
 
 #include "cli.h"
+#include "cpu_hold.h"
 #include "netns.h"
 #include "test.h"
 #include "gem.h"
@@ -580,26 +581,6 @@ static double wait_tev(struct tev *ev, int max, const char *name, long long arg,
 			return t;
 	}
 	return -1;
-}
-
-/* A SCHED_FIFO busy loop on cpu for at most secs */
-static pid_t rt_hog(int cpu, double secs)
-{
-	struct sched_param sp = { .sched_priority = 1 };
-	cpu_set_t set;
-	double end;
-	pid_t pid = fork();
-
-	if (pid)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || sched_setscheduler(0, SCHED_FIFO, &sp))
-		_exit(1);
-	for (end = now_secs() + secs; now_secs() < end;)
-		;
-	_exit(0);
 }
 
 /* The pid of RX queue 0's NAPI thread, "napi/<if>-<id>" with the lowest

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Holding a CPU away from a kernel thread (a threaded NAPI, a kworker): a
+ * SCHED_FIFO busy loop there, with RT throttling and the CPU's fair server
+ * off, so that a SCHED_OTHER thread on that CPU does not run at all until
+ * the hold ends. Used to keep a NAPI from polling while a test changes
+ * what the poll will find.
+ */
+#ifndef XDPLAB_CPU_HOLD_H
+#define XDPLAB_CPU_HOLD_H
+
+#include <sys/types.h>
+
+/* A SCHED_FIFO busy loop on cpu for at most secs, in a child (killed with
+ * its parent); its pid, or -1
+ */
+pid_t rt_hog(int cpu, double secs);
+
+struct cpu_hold {
+	pid_t hog;
+	int cpu;
+	char rt[32];	/* sched_rt_runtime_us before the hold */
+	char fair[32];	/* the CPU's fair server runtime before ("": none) */
+};
+
+/* RT throttling and cpu's fair server off, then the loop for at most
+ * secs: 0, or -1 with everything put back
+ */
+int cpu_hold_start(struct cpu_hold *h, int cpu, double secs);
+/* The loop stopped and the settings put back; safe to call twice */
+void cpu_hold_stop(struct cpu_hold *h);
+
+#endif /* XDPLAB_CPU_HOLD_H */
