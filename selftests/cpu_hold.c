@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Holding a CPU with a SCHED_FIFO loop: cpu_hold.h */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <net/if.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +50,29 @@ static int first_line(const char *path, char *buf, size_t len)
 		return -1;
 	buf[strcspn(buf, "\n")] = 0;
 	return 0;
+}
+
+int napi_threads(const char *ifname, pid_t *pids, long *ids, int max)
+{
+	char prefix[IF_NAMESIZE + 8], comm[64], path[300];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	if (!d)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "napi/%s-", ifname);
+	while (n < max && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		if (first_line(path, comm, sizeof(comm)) || strncmp(comm, prefix, strlen(prefix)))
+			continue;
+		pids[n] = atoi(de->d_name);
+		ids[n++] = atol(comm + strlen(prefix));
+	}
+	closedir(d);
+	return n;
 }
 
 int cpu_hold_start(struct cpu_hold *h, int cpu, double secs)

@@ -16,6 +16,12 @@
  */
 pid_t rt_hog(int cpu, double secs);
 
+/* The threads of ifname's threaded NAPIs, "napi/<ifname>-<napi id>": up to
+ * max pids and their NAPI ids; returns how many. A name is the same for a
+ * device of that name in every namespace.
+ */
+int napi_threads(const char *ifname, pid_t *pids, long *ids, int max);
+
 struct cpu_hold {
 	pid_t hog;
 	int cpu;

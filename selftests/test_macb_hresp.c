@@ -40,7 +40,6 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <dirent.h>
 #include <net/if.h>
 
 #include "cli.h"
@@ -590,40 +589,15 @@ static double wait_tev(struct tev *ev, int max, const char *name, long long arg,
  */
 static pid_t napi_rx0_thread(const char *ifname, int cpu0)
 {
-	char prefix[IF_NAMESIZE + 8], comm[64], path[300];
-	long best = LONG_MAX;
 	pid_t pid = -1, all[64];
-	int n = 0;
-	struct dirent *de;
-	DIR *d = opendir("/proc");
+	long best = LONG_MAX, ids[64];
+	int n = napi_threads(ifname, all, ids, 64);
 
-	if (!d)
-		return -1;
-	snprintf(prefix, sizeof(prefix), "napi/%s-", ifname);
-	while ((de = readdir(d)) && n < 64) {
-		FILE *f;
-		long id;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			*comm = 0;
-		fclose(f);
-		comm[strcspn(comm, "\n")] = 0;
-		if (strncmp(comm, prefix, strlen(prefix)))
-			continue;
-		all[n++] = atoi(de->d_name);
-		id = atol(comm + strlen(prefix));
-		if (id > 0 && id < best) {
-			best = id;
-			pid = atoi(de->d_name);
+	for (int i = 0; i < n; i++)
+		if (ids[i] > 0 && ids[i] < best) {
+			best = ids[i];
+			pid = all[i];
 		}
-	}
-	closedir(d);
 	for (int i = 0; i < n; i++) {
 		cpu_set_t set;
 

@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -853,6 +852,27 @@ static void gso_state_zero(struct xdp_gso_state_bpf *s)
 	free(v);
 }
 
+/* xdp_gso_state loaded, opted in (BPF_F_XDP_GSO) or not; NULL, the failure
+ * reported, when it cannot be.
+ */
+static struct xdp_gso_state_bpf *gso_state_open(bool opt_in)
+{
+	struct xdp_gso_state_bpf *s = xdp_gso_state_bpf__open();
+	struct bpf_program *p;
+
+	if (!ASSERT_OK_PTR(s, "open xdp_gso_state"))
+		return NULL;
+	p = s->progs.xdp_gso_state;
+	if (opt_in)
+		bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_GSO);
+	if (!ASSERT_OK(xdp_gso_state_bpf__load(s), opt_in ? "load xdp_gso_state, opted in" :
+								 "load xdp_gso_state")) {
+		xdp_gso_state_bpf__destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* Attaches s's program on the pair's second end, natively with
  * BPF_F_XDP_GSO (loaded so) or in skb mode.
  */
@@ -950,7 +970,6 @@ static void gso_state_values(bool generic)
 	struct xdp_gso_state_bpf *s = NULL;
 	int bits[GSO_STATE_KINDS];
 	struct veth_pair vp = {};
-	struct bpf_program *p;
 
 	if (!have_series())
 		return;
@@ -962,14 +981,9 @@ static void gso_state_values(bool generic)
 			return;
 		}
 	}
-	s = xdp_gso_state_bpf__open();
-	if (!ASSERT_OK_PTR(s, "open xdp_gso_state"))
+	s = gso_state_open(!generic);
+	if (!s)
 		return;
-	p = s->progs.xdp_gso_state;
-	if (!generic)
-		bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_GSO);
-	if (!ASSERT_OK(xdp_gso_state_bpf__load(s), "load xdp_gso_state"))
-		goto out;
 	if (!ASSERT_OK(veth_pair_add(&vp, generic ? "gsostg" : "gsost", NET_ID + (generic ? 37 : 36), 0),
 		       "veth pair"))
 		goto out;
@@ -1911,7 +1925,6 @@ static void gso_segs_zero(void)
 	struct veth_pair vp = {};
 	int udp, dodgy, fd = -1;
 	struct frame *f = NULL;
-	struct bpf_program *p;
 
 	if (!have_series())
 		return;
@@ -1921,13 +1934,11 @@ static void gso_segs_zero(void)
 		test__skip("kernel without enum xdp_gso_type (v1-v5 of the series)");
 		return;
 	}
-	s = xdp_gso_state_bpf__open();
-	if (!ASSERT_OK_PTR(s, "open xdp_gso_state"))
+	s = gso_state_open(true);
+	if (!s)
 		return;
-	p = s->progs.xdp_gso_state;
-	bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_GSO);
 	f = calloc(1, sizeof(*f));
-	if (!ASSERT_OK_PTR(f, "frame") || !ASSERT_OK(xdp_gso_state_bpf__load(s), "load xdp_gso_state"))
+	if (!ASSERT_OK_PTR(f, "frame"))
 		goto out;
 	/* MTU 9000 on both ends: an ifindex redirect checks the whole skb's
 	 * length against veth0's MTU, GSO or not.
@@ -3040,42 +3051,22 @@ out:
 	xdp_gso_test_bpf__destroy(s);
 }
 
-/* Pins every threaded NAPI of ifname ("napi/<ifname>-<id>") to cpu;
- * returns how many there were. The threads of a netns's veth1 share their
- * name with other namespaces' veth1: a test runs alone, so only its own
- * have threads.
+/* Pins every threaded NAPI of ifname to cpu; returns how many there were.
+ * The threads of a namespace's veth1 share their name with other
+ * namespaces' veth1: a test runs alone, so only its own have threads.
  */
 static int napi_threads_pin(const char *ifname, int cpu)
 {
-	char prefix[IF_NAMESIZE + 8], comm[64], path[300];
-	struct dirent *de;
+	pid_t pids[16];
+	long ids[16];
+	int n = napi_threads(ifname, pids, ids, 16), pinned = 0;
 	cpu_set_t set;
-	DIR *d = opendir("/proc");
-	int n = 0;
 
-	if (!d)
-		return 0;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	snprintf(prefix, sizeof(prefix), "napi/%s-", ifname);
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			*comm = 0;
-		fclose(f);
-		if (!strncmp(comm, prefix, strlen(prefix)) &&
-		    !sched_setaffinity(atoi(de->d_name), sizeof(set), &set))
-			n++;
-	}
-	closedir(d);
-	return n;
+	for (int i = 0; i < n; i++)
+		pinned += !sched_setaffinity(pids[i], sizeof(set), &set);
+	return pinned;
 }
 
 /* review-v8-final BUG 1. A BPF_F_XDP_GSO program gets superframes whole
@@ -3098,7 +3089,6 @@ static void review8f_queued_before_attach(void)
 	cpu_set_t old, cpu0;
 	struct veth_pair vp = {};
 	long long base, held;
-	struct bpf_program *p;
 	bool pinned = false;
 	double end;
 
@@ -3112,13 +3102,8 @@ static void review8f_queued_before_attach(void)
 		test__skip("kernel without bpf_xdp_gso_state() (v1-v5 of the series)");
 		return;
 	}
-	s = xdp_gso_state_bpf__open();
-	if (!ASSERT_OK_PTR(s, "open xdp_gso_state"))
-		return;
-	p = s->progs.xdp_gso_state;
-	bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_GSO);
-	if (!ASSERT_OK(xdp_gso_state_bpf__load(s), "load xdp_gso_state, opted in") ||
-	    !ASSERT_OK(veth_pair_add(&vp, "revq", NET_ID + 48, 0), "veth pair"))
+	s = gso_state_open(true);
+	if (!s || !ASSERT_OK(veth_pair_add(&vp, "revq", NET_ID + 48, 0), "veth pair"))
 		goto out;
 	if (!ASSERT_OK(veth_pair_neigh_permanent(&vp), "neighbours") ||
 	    !ASSERT_OK(eth_set_flag(vp.ns[1], vp.ifname[1], ETHTOOL_SGRO, 1), "GRO on veth1") ||
