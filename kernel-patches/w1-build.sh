@@ -71,6 +71,11 @@ configure() { # ARCH BDIR
 }
 
 [ -e "$wt/.git" ] || git -C "$tree" worktree add -q --detach "$wt" "$base"
+# The worktree may belong to another tree of the same source (the one the
+# first run was given): bring this tree's commits into its object store.
+head_id=$(git -C "$tree" rev-parse "$head^{commit}")
+git -C "$wt" cat-file -e "$head_id^{commit}" 2>/dev/null || git -C "$wt" fetch -q "$tree" "$head_id" ||
+	die "cannot fetch $head from $tree into the worktree $wt"
 fail=0
 for c in $(git -C "$tree" rev-list --reverse "$base..$head"); do
 	git -C "$wt" checkout -q --detach "$c"
