@@ -3132,15 +3132,19 @@ static void review8f_queued_before_attach(void)
 	held = veth_stat(vp.ns[1], vp.ifname[1], "xdp_packets");
 	ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 64, 0, 1), 1, "datagram sent");
 	usleep(300000);
-	if (!ASSERT_EQ(veth_stat(vp.ns[1], vp.ifname[1], "xdp_packets"), held,
-		       "veth1's poll held (its ring count did not move)"))
+	if (veth_stat(vp.ns[1], vp.ifname[1], "xdp_packets") != held) {
+		/* PREEMPT_RT here: the NAPI thread ran despite the loop */
+		test__skip("veth1's poll ran during the SCHED_FIFO hold (its ring count moved): "
+			   "the queue cannot be filled before the attach");
 		goto out;
+	}
 	/* queued skbs keep their socket's send buffer: n stays within it */
 	ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], segs * mss, mss, n), n,
 		  "UDP GSO datagrams queued");
-	if (!ASSERT_EQ(veth_stat(vp.ns[1], vp.ifname[1], "xdp_packets"), held,
-		       "veth1's poll still held at the attach"))
+	if (veth_stat(vp.ns[1], vp.ifname[1], "xdp_packets") != held) {
+		test__skip("veth1's poll ran before the attach (its ring count moved): race not set up");
 		goto out;
+	}
 	gso_state_zero(s);
 	if (!ASSERT_OK(gso_state_attach(&vp, s, XDP_FLAGS_DRV_MODE), "attach, opted in"))
 		goto out;
