@@ -27,8 +27,8 @@
 
 #define BENCH_MAX_ROUNDS 50
 #define BENCH_MAX_METRICS 20
-#define BENCH_MAX_POINTS 64
-#define BENCH_MAX_COLS 9
+#define BENCH_MAX_POINTS 128
+#define BENCH_MAX_COLS 12
 
 /* What the whole run shares; set by main. */
 struct bench_cfg {

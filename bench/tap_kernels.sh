@@ -3,8 +3,9 @@
 #
 # The numbers of issue 6 (kernel-patches/tun): tap XDP_DROP and XDP_PASS,
 # frames via write() and via vhost-net, 64 B, 1500 B and 9000 B GSO, on
-# Linux 6.12 without and with the tun series. The two kernels are booted
-# in turn (make vmtest, TCG), BOOTS times each, in ABBA order (stock,
+# Linux 6.12 without and with the tun series; with -p also issue 19's
+# XDP_TX, XDP_REDIRECT and four-writer rows (see -p). The two kernels are
+# booted in turn (make vmtest, TCG), BOOTS times each, in ABBA order (stock,
 # patched, patched, stock, ...) so that a steady drift of the host
 # favours neither; every boot
 # first runs one unrecorded pass over its points (1 s samples: TCG
@@ -26,7 +27,17 @@
 #   -n          also the IFF_NAPI rows (64 and 1500 B)
 #   -a          every point; default: the 9000 B GSO rows without IFF_NAPI
 #   -p POINT    only these points (xdplab-bench ids or globs, repeatable,
-#               e.g. -p 'tap-vhost/64/drop/write/*'); default: as -n/-a say
+#               e.g. -p 'tap-vhost/64/drop/write/*'); default: as -n/-a say.
+#               Issue 19's rows are only taken this way (they would more
+#               than double a default run): programs
+#               tx and redirect ('tap-vhost/gso9000/tx/*'), whose frames
+#               are read back from a tap fd (a second table gives out kpps,
+#               payload MB/s, GSO frames out %, payload out / in), and the
+#               path write4, four writers on the tap's one queue
+#               ('tap-vhost/64/*/write4/*'). With -c 1 the writers only
+#               take turns; -c 2 lets two be in the tap at once, on the
+#               host's clock (under -I the vCPUs take turns on one host
+#               thread, and guest time counts both vCPUs' instructions)
 #   -c CPUS     the guest's vCPUs (VMTEST_SMP, default 2). With 1, the
 #               writer, the softirq work and the socket reader share one
 #               vCPU: the rate is bound by CPU alone
@@ -154,12 +165,13 @@ ICOUNT = os.environ.get("ICOUNT")
 RD = 3 if ICOUNT else 2
 
 def mmm(v, nd=1):
+    v = [x for x in v if x is not None]  # a sample that failed
     if not v:
         return "n/a"
     return f"{statistics.median(v):.{nd}f} ({min(v):.{nd}f}–{max(v):.{nd}f})"
 
 def ratio(a, b):
-    r = [x / y for x, y in zip(a, b) if y]
+    r = [x / y for x, y in zip(a, b) if x is not None and y]
     return mmm(r, RD)
 
 s, p = points(runs["stock"]), points(runs["patched"])
@@ -192,5 +204,38 @@ for pid, sp in s.items():
           f"| {mmm(pn, 0)} | {ratio(pn, sn)} |")
 print("\n(kpps: frames that went into the tap per second; sys ns/frame: system + softirq "
       "CPU a frame)")
+
+# tx/redirect rows: what came out. The series sends a GSO frame on as
+# segments where stock keeps it whole, so frames out are not comparable
+# between the kernels and payload bytes are.
+outs = [pid for pid, sp in s.items() if pid in p and not sp.get("error") and
+        not p[pid].get("error") and "out_mbs" in sp["metrics"] and
+        any(v is not None for v in sp["metrics"]["out_mbs"]["samples"])]
+def smp(pt, m):
+    return [v for v in pt["metrics"].get(m, {}).get("samples", []) if v is not None]
+if outs:
+    print()
+    print("| point | stock out kpps | patched out kpps | stock out MB/s | patched out MB/s "
+          "| patched / stock MB/s | GSO frames out %, stock / patched "
+          "| payload out / in %, stock / patched |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for pid in outs:
+        sp, pp = s[pid], p[pid]
+        sm, pm = smp(sp, "out_mbs"), smp(pp, "out_mbs")
+        # sample j with sample j, as above, skipping pairs with a hole
+        sr, pr = sp["metrics"]["out_mbs"]["samples"], pp["metrics"]["out_mbs"]["samples"]
+        pairs = [(x, y) for x, y in zip(pr, sr) if x is not None and y]
+        g = [f"{statistics.median(x):.0f}" if x else "n/a"
+             for x in (smp(sp, "out_gso_pct"), smp(pp, "out_gso_pct"))]
+        o = [f"{statistics.median(x):.0f}" if x else "n/a"
+             for x in (smp(sp, "out_pct"), smp(pp, "out_pct"))]
+        print(f"| {sp['group']}, {sp['label']} | {mmm(smp(sp, 'out_kpps'))} "
+              f"| {mmm(smp(pp, 'out_kpps'))} | {mmm(sm)} | {mmm(pm)} "
+              f"| {ratio([x for x, _ in pairs], [y for _, y in pairs])} "
+              f"| {g[0]} / {g[1]} | {o[0]} / {o[1]} |")
+    print("\n(out: frames read back from the tap they left by, UDP to the bench's port; "
+          "MB/s: their UDP payload; payload out / in: what the reader got of what was "
+          "written; the rest was dropped on the way, mostly where the tap's queue was full "
+          "while the reader was behind)")
 EOF
 echo "$me: results in $out (KERNEL-BOOT.json, the logs, table.md)" >&2
