@@ -40,6 +40,19 @@ $(OUT)/bench/tb_insns.so: bench/tcg/tb_insns.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -o $@ $<
 
+# bench/cache_model.sh's cache model (issue 19), and the x86 build of the
+# window mark it snapshots at (same address as the board's, below).
+$(OUT)/bench/cache_model.so: bench/tcg/cache_model.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o $@ $<
+
+$(OUT)/bench/insns_mark: bench/tcg/insns_mark.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -static -no-pie \
+		-Wl,--section-start=xdplab_mark=$(INSNS_MARK_ADDR) -o $@ $<
+
 # bench/gem-insns.sh's window marks: a program for the board's guest whose
 # insns_mark() sits at a fixed address, which the plugin is told. Static,
 # so it does not depend on the guest's libc.
