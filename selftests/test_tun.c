@@ -287,16 +287,20 @@ int sock_collect(int fd, size_t payload, int want, double timeout)
 
 /* Frames read from a tap fd (virtio-net header first): UDP to PORT,
  * reassembled; for tx the source MAC must be the one the frame was sent to.
- * With bad_csum, counts there the frames whose UDP checksum is neither
- * complete and right nor left to the reader (NEEDS_CSUM in the header).
+ * A UDP checksum is bad when it is neither complete and right nor left to
+ * the reader (NEEDS_CSUM in the header).
  */
 int tap_collect_csum(int fd, size_t payload, int want, const uint8_t *src_mac,
-		     double timeout, int *bad_csum)
+		     double timeout, struct tap_rx_counts *counts)
 {
+	struct tap_rx_counts none;
 	static uint8_t buf[65536 + VHOST_NET_HDR_LEN];
 	struct reasm r = { .payload = payload };
 	double end = now_secs() + timeout;
 
+	if (!counts)
+		counts = &none;
+	memset(counts, 0, sizeof(*counts));
 	while (r.good < want && now_secs() < end) {
 		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t n;
@@ -304,6 +308,7 @@ int tap_collect_csum(int fd, size_t payload, int want, const uint8_t *src_mac,
 		if (poll(&p, 1, 50) <= 0)
 			continue;
 		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			const struct virtio_net_hdr *vh = (const void *)buf;
 			uint8_t *eth = buf + VHOST_NET_HDR_LEN, *ip = eth + 14;
 			size_t flen = n - VHOST_NET_HDR_LEN;
 
@@ -314,10 +319,12 @@ int tap_collect_csum(int fd, size_t payload, int want, const uint8_t *src_mac,
 				r.bad++;
 				continue;
 			}
-			if (bad_csum && !(((struct virtio_net_hdr *)buf)->flags &
-					  VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
-			    !udp_csum_ok(ip, flen - 34))
-				(*bad_csum)++;
+			counts->pieces++;
+			counts->gso += vh->gso_type != VIRTIO_NET_HDR_GSO_NONE;
+			if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
+				counts->needs_csum++;
+			else if (!udp_csum_ok(ip, flen - 34))
+				counts->bad_csum++;
 			reasm_piece(&r, eth + 42, flen - 42);
 		}
 	}
@@ -1253,11 +1260,20 @@ out:
 
 /* A frame written with GSO or a partial checksum in its virtio-net header,
  * which an xdp.frags program sends back out (tx) or to a second tap
- * (redirect), must arrive as the stack would have sent it: segmented where
- * it is GSO, whatever the segments' size, and with each checksum either
- * complete or left to the reader (NEEDS_CSUM in the header it reads).
- * Stock tun ran such frames through generic XDP and kept the skb's state.
+ * (redirect), must arrive with each checksum either complete or left to
+ * the reader (NEEDS_CSUM in the header it reads).
+ *  - tx, the tap's reader having asked for checksum and UDP GSO offload
+ *    (TUNSETOFFLOAD): the frame comes back whole, GSO and NEEDS_CSUM in
+ *    its header, as stock's generic XDP queued it;
+ *  - tx, the reader having asked for none: segmented, checksums complete,
+ *    as the stack would send it to such a reader (stock's generic XDP sent
+ *    the skb whole all the same: checked on RX_SG kernels only);
+ *  - redirect to a second tap (no offloads): segmented, whatever the
+ *    segments' size (an XDP redirect carries no GSO state).
  */
+enum offload_mode { OM_TX, OM_TX_PLAIN, OM_REDIRECT, OM_NR };
+static const char *const offload_mode_name[] = { "tx", "tx-no-offload", "redirect" };
+
 struct offload_case {
 	const char *name;
 	size_t len;		/* frame bytes */
@@ -1273,15 +1289,20 @@ static const struct offload_case offload_cases[] = {
 	{ "gso-small", 42 + 500, 1000 },
 };
 
-static void offload_verdict(const char *ns, struct tap *t0, struct tap *t1, enum verdict v,
-			    const struct offload_case *c)
+static void offload_verdict(const char *ns, struct tap *t0, struct tap *t1,
+			    enum offload_mode m, const struct offload_case *c, bool rx_sg)
 {
-	char args[160];
+	bool tx = m != OM_REDIRECT, whole = m == OM_TX;
+	struct tap_rx_counts rc;
 	static struct frame f;
 	struct cli_bg bg;
-	int sent, got, bad_csum = 0;
+	char args[160];
+	int sent, got;
 
-	if (v == V_TX)
+	if (!ASSERT_OK(ioctl(t0->fd, TUNSETOFFLOAD, whole ? TUN_F_CSUM | TUN_F_USO4 | TUN_F_USO6 : 0),
+		       "the reader's offloads"))
+		return;
+	if (tx)
 		snprintf(args, sizeof(args), "tx " TAP0 " --frags --json -q");
 	else
 		snprintf(args, sizeof(args), "redirect " TAP0 " " TAP1 " --frags --json -q");
@@ -1289,16 +1310,37 @@ static void offload_verdict(const char *ns, struct tap *t0, struct tap *t1, enum
 		return;
 	frame_build_udp(&f, t0, c->len, c->gso_size, true);
 	sent = send_write(t0, &f, N_FRAMES);
-	if (ASSERT_EQ(sent, N_FRAMES, "frames written")) {
-		got = tap_collect_csum(v == V_TX ? t0->fd : t1->fd, f.payload, N_FRAMES,
-				       v == V_TX ? t0->mac : NULL, 10, &bad_csum);
-		test__report(got == N_FRAMES, __FILE__, __LINE__, "frames arrived",
-			     "%d of %d %s frames arrived intact (negative: bad ones)", got,
+	if (!ASSERT_EQ(sent, N_FRAMES, "frames written"))
+		goto out;
+	got = tap_collect_csum(tx ? t0->fd : t1->fd, f.payload, N_FRAMES, tx ? t0->mac : NULL,
+			       10, &rc);
+	test__report(got == N_FRAMES, __FILE__, __LINE__, "frames arrived",
+		     "%d of %d %s frames arrived intact (negative: bad ones)", got, N_FRAMES,
+		     c->name);
+	test__report(rc.bad_csum == 0, __FILE__, __LINE__, "checksums",
+		     "%d pieces arrived with an incomplete UDP checksum and no NEEDS_CSUM in "
+		     "their virtio-net header", rc.bad_csum);
+	if (whole) {
+		test__report(rc.pieces == N_FRAMES, __FILE__, __LINE__, "sent whole",
+			     "%d pieces read for %d %s frames (1 each: not segmented)", rc.pieces,
 			     N_FRAMES, c->name);
-		test__report(bad_csum == 0, __FILE__, __LINE__, "checksums",
-			     "%d pieces arrived with an incomplete UDP checksum and no "
-			     "NEEDS_CSUM in their virtio-net header", bad_csum);
+		/* virtio_net_hdr_to_skb(): "too small packets are not really
+		 * GSO ones"
+		 */
+		if (c->gso_size && c->len - 42 > c->gso_size)
+			test__report(rc.gso == rc.pieces, __FILE__, __LINE__, "GSO kept",
+				     "%d of %d pieces with GSO in their virtio-net header", rc.gso,
+				     rc.pieces);
+		else
+			test__report(rc.needs_csum == rc.pieces, __FILE__, __LINE__,
+				     "checksum left to the reader", "%d of %d pieces with NEEDS_CSUM",
+				     rc.needs_csum, rc.pieces);
+	} else if (rx_sg) {
+		ASSERT_EQ(rc.gso, 0, "pieces with GSO, to a reader that took no GSO offload");
+		ASSERT_EQ(rc.needs_csum, 0, "pieces with NEEDS_CSUM, to a reader that took no "
+			  "checksum offload");
 	}
+out:
 	cli_stop_ok(&bg, ns, TAP0);
 }
 
@@ -1322,19 +1364,19 @@ TEST(tun_xdp_offload)
 	    !ASSERT_OK(tap_make(ns, TAP1, 0, 9000, &t1), "second tap"))
 		goto out;
 	rx_sg = tap_has_rx_sg(ns);
-	for (enum verdict v = V_TX; v <= V_REDIRECT; v++) {
+	for (enum offload_mode m = OM_TX; m < OM_NR; m++) {
 		for (size_t i = 0; i < sizeof(offload_cases) / sizeof(offload_cases[0]); i++) {
 			const struct offload_case *c = &offload_cases[i];
 			char name[64];
 
-			snprintf(name, sizeof(name), "%s/%s", verdict_name[v], c->name);
+			snprintf(name, sizeof(name), "%s/%s", offload_mode_name[m], c->name);
 			if (!test__start_subtest(name))
 				continue;
-			if (v == V_REDIRECT && c->len - 14 > 9000 && !rx_sg)
+			if (m == OM_REDIRECT && c->len - 14 > 9000 && !rx_sg)
 				test__skip("tun without RX_SG redirects through generic XDP, "
 					   "which drops a GSO frame larger than the target's MTU");
 			else
-				offload_verdict(ns, &t0, &t1, v, c);
+				offload_verdict(ns, &t0, &t1, m, c, rx_sg);
 		}
 	}
 out:

@@ -59,13 +59,20 @@ int udp_listen_in(const char *ns);
  * arrived whole; returns how many did (negative: how many were corrupt).
  */
 int sock_collect(int fd, size_t payload, int want, double timeout);
+/* What tap_collect_csum() saw of the frames it read. */
+struct tap_rx_counts {
+	int pieces;	/* UDP frames to PORT read */
+	int gso;	/* of them, with GSO in their virtio-net header */
+	int needs_csum;	/* with NEEDS_CSUM: the checksum left to the reader */
+	int bad_csum;	/* with a UDP checksum neither complete nor left to it */
+};
+
 /* Frames read from a tap fd (virtio-net header first) within timeout s:
  * UDP to PORT, reassembled as sock_collect() does; src_mac: the source MAC
- * each must have (NULL: any). bad_csum (NULL: not checked) counts the
- * pieces whose UDP checksum is neither complete nor left to the reader.
+ * each must have (NULL: any). counts: NULL, or what the pieces were.
  */
 int tap_collect_csum(int fd, size_t payload, int want, const uint8_t *src_mac,
-		     double timeout, int *bad_csum);
+		     double timeout, struct tap_rx_counts *counts);
 
 /* Does the tap TAP0 in ns offer multi-buffer XDP (RX_SG in xdplab status)?
  * Without it, frames over a page take generic XDP.

@@ -133,6 +133,20 @@ static int xdp_tx_attach(const char *ns, const char *ifname)
 	return xdp_raw_attach(ns, ifname, p, sizeof(p) / sizeof(p[0]));
 }
 
+/* Since v8 XDP_TX queues a GSO or NEEDS_CSUM frame whole for the tap's
+ * own reader; a redirect still sends it as frames of its own, copied
+ * (tun_xdp_xmit_seg()). Tests of that path redirect to a second tap.
+ */
+static int xdp_redirect_attach(const char *ns, const char *ifname, int to_ifindex)
+{
+	const struct bpf_insn p[] = {
+		MOV_IMM(BPF_REG_1, to_ifindex), MOV_IMM(BPF_REG_2, 0),
+		CALL(BPF_FUNC_redirect), EXIT(),
+	};
+
+	return xdp_raw_attach(ns, ifname, p, sizeof(p) / sizeof(p[0]));
+}
+
 /* ---- frames and their readers ---- */
 
 static uint32_t sum16(const uint8_t *p, size_t len, uint32_t s)
@@ -664,39 +678,48 @@ out:
  * 20-byte header), tcp_gso_segment() then finds nothing to segment. Under
  * a frags program returning XDP_TX, stock's generic XDP sent the skb back
  * as it was: one frame must come back at the tap fd, its payload intact.
+ * Since v8 XDP_TX queues the skb whole and only a redirect segments, so the
+ * frame is also redirected to a second tap: one frame must arrive there.
  */
 TEST(tun_gso_one_mss)
 {
 	char ns[NETNS_NAME_MAX] = "";
-	struct tap t = { .fd = -1 };
+	struct tap t = { .fd = -1 }, t1 = { .fd = -1 };
 	struct virtio_net_hdr vh = {
 		.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
 		.hdr_len = 66, .gso_size = CARVE_MSS, .csum_start = 34, .csum_offset = 16,
 	};
 	static uint8_t frame[2048];
-	int pfd = -1, got = 0;
 	size_t len;
 
-	if (!setup("tun1m", ns, 0, 1500, &t))
-		goto out;
-	pfd = xdp_tx_attach(ns, TAP0);
-	if (!ASSERT_GE(pfd, 0, "tx frags program"))
+	if (!setup("tun1m", ns, 0, 1500, &t) ||
+	    !ASSERT_OK(tap_make(ns, TAP1, 0, 1500, &t1), "second tap"))
 		goto out;
 	len = tcp4_frame(frame, sizeof(frame), t.mac, TAP_IP, CARVE_MSS, true);
 	tcp4_fix_csums(frame + 14, len - 34, true);
-	for (int i = 0; i < 4; i++) {
-		ssize_t n;
+	for (int redirect = 0; redirect <= 1; redirect++) {
+		int pfd = redirect ? xdp_redirect_attach(ns, TAP0, t1.ifindex) :
+				     xdp_tx_attach(ns, TAP0);
+		int got = 0, rfd = redirect ? t1.fd : t.fd;
 
-		if (!ASSERT_OK(write_vh(t.fd, &vh, frame, len), "GSO frame of one MSS written"))
+		if (!ASSERT_GE(pfd, 0, redirect ? "redirect frags program" : "tx frags program"))
 			break;
-		n = tap_read(t.fd, 5);
-		got += n == (ssize_t)len &&
-		       pkt_pattern_ok(rbuf + VHOST_NET_HDR_LEN + 66, CARVE_MSS, 0);
-	}
-	ASSERT_EQ(got, 4, "frames back at the tap fd, intact");
-out:
-	if (pfd >= 0)
+		for (int i = 0; i < 4; i++) {
+			ssize_t n;
+
+			if (!ASSERT_OK(write_vh(t.fd, &vh, frame, len),
+				       "GSO frame of one MSS written"))
+				break;
+			n = tap_read(rfd, 5);
+			got += n == (ssize_t)len &&
+			       pkt_pattern_ok(rbuf + VHOST_NET_HDR_LEN + 66, CARVE_MSS, 0);
+		}
+		ASSERT_EQ(got, 4, redirect ? "frames at the second tap's fd, intact" :
+					     "frames back at the tap fd, intact");
 		close(pfd);
+	}
+out:
+	tap_close(&t1);
 	tap_close(&t);
 	netns_del(ns);
 }
@@ -705,9 +728,10 @@ out:
 
 #define PRESSURE_FRAMES 16
 
-/* UDP GSO frames of 15 segments, XDP_TX by a frags program, while 20 % of
- * the writer's allocations of order 1 and up that cannot sleep fail: every
- * segment must come back at the tap fd (as segments, or as the GSO frame).
+/* UDP GSO frames of 15 segments, redirected by a frags program to a second
+ * tap, while 20 % of the writer's allocations of order 1 and up that cannot
+ * sleep fail: every segment must arrive at that tap's fd (as segments, or
+ * as the GSO frame).
  */
 TEST(tun_gso_pressure)
 {
@@ -715,20 +739,27 @@ TEST(tun_gso_pressure)
 				 .ntasks = 1, .tasks = { getpid() } };
 	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
 	char ns[NETNS_NAME_MAX] = "";
-	struct tap t = { .fd = -1 };
+	struct tap t = { .fd = -1 }, t1 = { .fd = -1 };
+	struct tap_rx_counts rc;
 	struct fault fault = {};
 	static struct frame f;
-	int pfd = -1, sent, got, bad_csum = 0;
+	int pfd = -1, sent, got;
 	long injected;
 
 	if (why) {
 		test__skip("%s", why);
 		return;
 	}
-	if (!setup("tungp", ns, 0, 1500, &t))
+	if (!setup("tungp", ns, 0, 1500, &t) ||
+	    !ASSERT_OK(tap_make(ns, TAP1, 0, 1500, &t1), "second tap"))
 		goto out;
-	pfd = xdp_tx_attach(ns, TAP0);
-	if (!ASSERT_GE(pfd, 0, "tx frags program"))
+	if (!tap_has_rx_sg(ns)) {
+		test__skip("tun without RX_SG redirects through generic XDP, which drops a "
+			   "GSO frame larger than the target's MTU");
+		goto out;
+	}
+	pfd = xdp_redirect_attach(ns, TAP0, t1.ifindex);
+	if (!ASSERT_GE(pfd, 0, "redirect frags program"))
 		goto out;
 	frame_build(&f, &t, SZ_GSO_BIG);
 	if (!ASSERT_OK(fault_arm(&fault, &cfg), "arm fail_page_alloc"))
@@ -737,14 +768,15 @@ TEST(tun_gso_pressure)
 	injected = fault_disarm(&fault);
 	ASSERT_EQ(sent, PRESSURE_FRAMES, "GSO frames written");
 	ASSERT_GT(injected, 0, "allocations failed on purpose");
-	got = tap_collect_csum(t.fd, f.payload, sent, NULL, 10, &bad_csum);
+	got = tap_collect_csum(t1.fd, f.payload, sent, NULL, 10, &rc);
 	ASSERT_EQ(got, sent, "frames back whole (all their segments)");
-	ASSERT_EQ(bad_csum, 0, "segments with an incomplete checksum");
+	ASSERT_EQ(rc.bad_csum, 0, "segments with an incomplete checksum");
 	if (test__verbose())
 		printf("    %ld allocations failed, %d of %d frames back\n", injected, got, sent);
 out:
 	if (pfd >= 0)
 		close(pfd);
+	tap_close(&t1);
 	tap_close(&t);
 	netns_del(ns);
 }
@@ -1030,20 +1062,26 @@ out:
  * has none without sleeping, into order-0 pages, which hold 73,088 bytes
  * at most (a 4 KB head and 17 fragments). Larger ones, up to the 142,720
  * the multi-buffer path takes, were dropped, where stock's generic XDP
- * sent them. 100,000-byte frames under XDP_TX while the copy's buffers
- * cannot be had (seg_pool_faults()): each must come back at the tap fd
- * whole, none counted dropped.
+ * sent them. Since v8 XDP_TX queues such a frame whole for the tap's
+ * reader, and a redirect to a device is bound by its MTU (64 KB at most),
+ * so the frames are redirected into an AF_XDP socket (copy mode,
+ * multi-buffer), which takes any length: 100,000-byte frames while the
+ * copy's buffers cannot be had (seg_pool_faults()); each must reach the
+ * socket whole, none counted dropped.
  */
 TEST(tun_seg_pressure_large)
 {
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t = { .fd = -1 };
+	struct xsk x = { .fd = -1 };
 	struct virtio_net_hdr vh = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 				     .csum_start = 34, .csum_offset = 6 };
 	static uint8_t frame[SEG_BIG_LEN];
+	size_t lens[SEG_BIG_FRAMES] = {};
 	struct fault fault = {};
-	int pfd = -1, sent = 0, got = 0;
+	int mfd = -1, pfd = -1, sent = 0, got = 0, whole = 0;
 	long long dropped;
+	__u32 key = 0;
 	long injected;
 
 	if (!setup("tunsl", ns, 0, 9000, &t))
@@ -1052,35 +1090,58 @@ TEST(tun_seg_pressure_large)
 		test__skip("tun without RX_SG: frames over a page take generic XDP");
 		goto out;
 	}
-	pfd = xdp_tx_attach(ns, TAP0);
-	if (!ASSERT_GE(pfd, 0, "tx frags program"))
+	if (xsk_open(&x, ns, t.ifindex)) {
+		if (errno == EAFNOSUPPORT)
+			test__skip("kernel without AF_XDP (CONFIG_XDP_SOCKETS)");
+		else
+			ASSERT_OK(-errno, "AF_XDP socket, copy mode, XDP_USE_SG, on the tap");
+		goto out;
+	}
+	mfd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "tun_xskmap", 4, 4, 1, NULL);
+	if (!ASSERT_GE(mfd, 0, "xskmap") ||
+	    !ASSERT_OK(bpf_map_update_elem(mfd, &key, &x.fd, 0), "xskmap entry: the socket"))
+		goto out;
+	{
+		const struct bpf_insn prog[] = {
+			LD_MAP_FD(BPF_REG_1, mfd), MOV_IMM(BPF_REG_2, 0), MOV_IMM(BPF_REG_3, 0),
+			CALL(BPF_FUNC_redirect_map), EXIT(),
+		};
+
+		pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
+	}
+	if (!ASSERT_GE(pfd, 0, "xskmap-redirect frags program"))
 		goto out;
 	big_udp_frame(frame, &t, sizeof(frame));
 	dropped = dev_stat(ns, TAP0, "rx_dropped");
 	if (!seg_pool_faults(&fault))
 		goto out;
-	for (int i = 0; i < SEG_BIG_FRAMES; i++)
-		sent += !write_vh(t.fd, &vh, frame, sizeof(frame));
-	injected = fault_disarm(&fault);
-	for (int i = 0; i < sent; i++) {
-		ssize_t n = tap_read(t.fd, 5);
-
-		if (n < 0)
+	/* one at a time: the UMEM holds 2.6 such frames */
+	for (int i = 0; i < SEG_BIG_FRAMES; i++) {
+		if (write_vh(t.fd, &vh, frame, sizeof(frame)))
 			break;
-		got += n == (ssize_t)sizeof(frame) &&
-		       pkt_pattern_ok(rbuf + VHOST_NET_HDR_LEN + 42, sizeof(frame) - 42, 0);
+		sent++;
+		got += xsk_drain(&x, lens + got, 1, 5);
+		if (got < sent)
+			break;
 	}
+	injected = fault_disarm(&fault);
 	dropped = dev_stat(ns, TAP0, "rx_dropped") - dropped;
+	for (int i = 0; i < got && i < SEG_BIG_FRAMES; i++)
+		whole += lens[i] == sizeof(frame);
 	if (test__verbose())
-		printf("    %ld allocations failed, %d of %d frames back whole, %lld dropped\n",
-		       injected, got, sent, dropped);
+		printf("    %ld allocations failed, %d of %d frames at the socket (%d whole), "
+		       "%lld dropped\n", injected, got, sent, whole, dropped);
 	ASSERT_EQ(sent, SEG_BIG_FRAMES, "frames written");
 	ASSERT_GT(injected, 0, "copies that found the pool empty (else the test shows nothing)");
-	ASSERT_EQ(got, sent, "frames back at the tap fd, whole");
+	ASSERT_EQ(got, sent, "frames at the AF_XDP socket");
+	ASSERT_EQ(whole, got, "frames at the socket at their full length");
 	ASSERT_EQ(dropped, 0, "rx_dropped of the tap");
 out:
 	if (pfd >= 0)
 		close(pfd);
+	if (mfd >= 0)
+		close(mfd);
+	xsk_close(&x);
 	tap_close(&t);
 	netns_del(ns);
 }
