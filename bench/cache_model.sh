@@ -120,6 +120,10 @@ for b in $(seq 1 "$boots"); do
 			tr -d '\r\n' | base64 -d | gunzip >"$out/$run.kallsyms" ||
 			die "no kallsyms in the $run guest's output" "see $out/$run.log"
 		[ -s "$out/$run.cm.1" ] || die "the plugin wrote no snapshot for $run" "see $out/$run.log"
+		# the log without the kallsyms blob, which is in $run.kallsyms now
+		awk '/XDPLAB-KALLSYMS-BEGIN/ {f = 1; print "(kallsyms: '"$run"'.kallsyms)"; next}
+			/XDPLAB-KALLSYMS-END/ {f = 0; next} !f' "$out/$run.log" >"$out/$run.log.tmp" &&
+			mv "$out/$run.log.tmp" "$out/$run.log"
 		runs+=("$run")
 	done
 done
@@ -129,7 +133,7 @@ for p in "${sel[@]}"; do
 	repro+=("bench/$me.sh -p $p -w $win -s $settle --stock $stock --patched $patched")
 done
 python3 - "$out" "$sym" "$win" "bench/$me.sh $(printf "%q " "${argv[@]}")" "${runs[*]}" "${repro[@]}" <<'PY' | tee "$out/table.md"
-import json, sys
+import bisect, collections, json, sys
 out, sym, win, cmd, runs, repro = (sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].strip(),
                                    sys.argv[5].split(), sys.argv[6:])
 
@@ -148,22 +152,27 @@ def sections(log, start):
     return res
 
 def snapshot(run, n):
-    c, entries = {}, {}
+    c, entries, locked = {}, {}, {}
     for l in open(f"{out}/{run}.cm.{n}"):
         f = l.split()
         if f[0] == "tb":
             a = int(f[1], 16)
             entries[a] = entries.get(a, 0) + int(f[2])
+        elif f[0] == "lk":
+            a = int(f[1], 16)
+            locked[a] = locked.get(a, 0) + int(f[3])
         elif len(f) == 2:
             c[f[0]] = int(f[1])
-    return c, entries
+    return c, entries, locked
 
 # every window: (kernel, boot, point index, window, counters a window, frames, ns, bench kpps)
 wins, cfg = [], None
 for run in runs:
     k, boot = run.rsplit("-", 1)
-    addr = next((int(a, 16) for a, t, n, *_ in (l.split() for l in open(f"{out}/{run}.kallsyms"))
-                 if n == sym and t in "tT"), None)
+    syms = sorted((int(a, 16), n) for a, t, n, *_ in (l.split() for l in open(f"{out}/{run}.kallsyms")))
+    addr = next((a for a, n in syms if n == sym), None)
+    starts = [a for a, _ in syms]
+    fn = lambda a: syms[bisect.bisect_right(starts, a) - 1][1]
     if addr is None:
         sys.exit(f"cache_model: no {sym} in the {run} kernel's kallsyms")
     if cfg is None:
@@ -176,13 +185,16 @@ for run in runs:
         if m[1] == "arm":
             continue
         i, w = m[1].split(".")
-        (c0, e0), (c1, e1) = snapshot(run, 2 * j - 1), snapshot(run, 2 * j)
+        (c0, e0, l0), (c1, e1, l1) = snapshot(run, 2 * j - 1), snapshot(run, 2 * j)
         d = {n: c1[n] - c0[n] for n in c1}
+        lf = collections.Counter()
+        for a, r in l1.items():
+            lf[fn(a)] += r - l0.get(a, 0)
         sc = json.loads(jsons[i])["scenarios"][0]
         p = sc["points"][0]
         ns = int(dict(x.split("=") for x in m[2:])["ns"])
         wins.append(dict(k=k, boot=int(boot), i=int(i), w=w, point=p["id"], c=d,
-                         frames=e1.get(addr, 0) - e0.get(addr, 0), ns=ns,
+                         frames=e1.get(addr, 0) - e0.get(addr, 0), ns=ns, locked=lf,
                          kpps=p["metrics"]["kpps"]["samples"][0]))
 
 metrics = [
@@ -223,8 +235,22 @@ for i, cmd1 in enumerate(repro):
     lk = lambda ww: " + ".join(f"{per_frame(ww, lambda c, n=n: c[n]):.2f}" for n in
                                ("k_locked_lock_prefix", "k_locked_ds_patched", "k_locked_xchg"))
     print(f"\nlocked instructions = lock prefix + LOCK_PREFIX sites a 1-CPU kernel patched to ds + "
-          f"xchg with memory: stock {lk(ws['stock'])}, patched {lk(ws['patched'])}\n\n"
-          f"reproduce: `{cmd1}`\n")
+          f"xchg with memory: stock {lk(ws['stock'])}, patched {lk(ws['patched'])}\n")
+    lpf = {k: collections.Counter() for k in ws}
+    for k in ws:
+        fr = sum(w["frames"] for w in ws[k])
+        for w in ws[k]:
+            for n, r in w["locked"].items():
+                lpf[k][n] += r / fr
+    diff = sorted(((lpf["patched"][n] - lpf["stock"][n], n) for n in set(lpf["stock"]) | set(lpf["patched"])),
+                  key=lambda x: (x[0], x[1]))
+    diff = [x for x in diff if abs(x[0]) >= 0.05]
+    if diff:
+        print("| kernel locked instructions a frame, by function | stock | patched | patched - stock |\n|---|---:|---:|---:|")
+        for dl, n in diff:
+            print(f"| `{n}` | {lpf['stock'][n]:.2f} | {lpf['patched'][n]:.2f} | {dl:+.2f} |")
+        print(f"\n(functions differing by 0.05 or more)\n")
+    print(f"reproduce: `{cmd1}`\n")
 print(f"run: `{cmd}`")
 names = sorted(wins[0]["c"])
 with open(f"{out}/windows.tsv", "w") as f:

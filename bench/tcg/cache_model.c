@@ -49,9 +49,12 @@
  * are written at exit to <out>.
  *
  * A snapshot holds "name value" lines for the counters (k_ kernel, u_
- * user) and "tb <address> <runs>" for every kernel block that ran, which
+ * user), "tb <address> <runs>" for every kernel block that ran, which
  * bench/cache_model.sh turns into a function's entries with the guest's
- * kallsyms (the frames of a point, as in bench/insn_profile.sh).
+ * kallsyms (the frames of a point, as in bench/insn_profile.sh), and
+ * "lk <address> <kind> <runs>" for every kernel locked instruction that
+ * ran (which function they are in). A block or instruction translated
+ * again after a flush gets a second line: a reader adds them up.
  *
  * Settings (environment, or plugin arguments of the same names in lower
  * case, e.g. -plugin cache_model.so,l2_size=2097152):
@@ -372,6 +375,17 @@ struct block {
 static struct block *blocks;
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Each kernel locked instruction's own count, so that a reader can say
+ * which functions they are in (kallsyms).
+ */
+struct locked {
+	uint64_t addr, runs;
+	int kind;
+	struct locked *next;
+};
+
+static struct locked *lockeds;
+
 /* ---- snapshots ---- */
 
 static const char *out_path = "cache_model.txt";
@@ -419,6 +433,10 @@ static void write_to(const char *path)
 		if (b->runs)
 			fprintf(f, "tb %llx %llu\n", (unsigned long long)b->start,
 				(unsigned long long)b->runs);
+	for (struct locked *l = lockeds; l; l = l->next)
+		if (l->runs)
+			fprintf(f, "lk %llx %s %llu\n", (unsigned long long)l->addr,
+				iname[l->kind], (unsigned long long)l->runs);
 	pthread_mutex_unlock(&blocks_lock);
 	fclose(f);
 }
@@ -511,9 +529,23 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (dom == DOM_KERNEL) {
 			int k = locked_kind(qemu_plugin_insn_data(insn), size);
 
-			if (k >= 0)
-				qemu_plugin_register_vcpu_insn_exec_inline(
-					insn, QEMU_PLUGIN_INLINE_ADD_U64, &inl[dom][k], 1);
+			struct locked *l;
+
+			if (k < 0)
+				continue;
+			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &inl[dom][k], 1);
+			l = calloc(1, sizeof(*l));
+			if (!l)
+				continue;
+			l->addr = qemu_plugin_insn_vaddr(insn);
+			l->kind = k;
+			pthread_mutex_lock(&blocks_lock);
+			l->next = lockeds;
+			lockeds = l;
+			pthread_mutex_unlock(&blocks_lock);
+			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &l->runs, 1);
 		}
 	}
 }
