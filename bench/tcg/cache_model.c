@@ -16,11 +16,12 @@
  *   counted apart (io_accesses) and not cached. A string instruction
  *   (rep movs) reaches the plugin one element at a time, so it counts as
  *   many accesses, but a line misses once.
- * - Instructions: the line of every instruction, at its host address (the
- *   guest RAM is one host mapping, so a line's set is its guest physical
- *   one), looked up once each time the fetch enters a new line: the next
- *   instruction in the same line cannot miss, nothing between the two
- *   touches the L1i.
+ * - Instructions: the line of every instruction, at its host address
+ *   (API 1 gives no physical address for an instruction; the guest RAM is
+ *   one host mapping, aligned to 2 MiB by QEMU on x86-64 hosts, so a
+ *   line's set is the one its guest physical address gives), looked up
+ *   once each time the fetch enters a new line: the next instruction in
+ *   the same line cannot miss, nothing between the two touches the L1i.
  * - L1 misses of either kind go to the L2.
  * - What is not modelled: prefetchers, write-backs of dirty lines, coherence
  *   between vCPUs (a store on one vCPU does not invalidate the line in
