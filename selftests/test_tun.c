@@ -376,10 +376,6 @@ static const struct napi_mode napi_modes[] = {
  * as a pair); an older kernel refuses such frames with EINVAL. Asks a
  * throw-away tap in the netns.
  */
-#ifndef TUN_F_USO4
-#define TUN_F_USO4 0x20
-#define TUN_F_USO6 0x40
-#endif
 static bool tap_takes_udp_gso(const char *ns)
 {
 	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };

@@ -59,6 +59,12 @@ int udp_listen_in(const char *ns);
  * arrived whole; returns how many did (negative: how many were corrupt).
  */
 int sock_collect(int fd, size_t payload, int want, double timeout);
+/* TUNSETOFFLOAD's UDP GSO flags (Linux 6.2), for older uAPI headers */
+#ifndef TUN_F_USO4
+#define TUN_F_USO4 0x20
+#define TUN_F_USO6 0x40
+#endif
+
 /* What tap_collect_csum() saw of the frames it read. */
 struct tap_rx_counts {
 	int pieces;	/* UDP frames to PORT read */

@@ -1620,3 +1620,100 @@ next:
 		netns_del(ns);
 	}
 }
+
+/* ==== the review of v8 (kernel-patches/tun/review-v8.md) ==== */
+
+#define TX_GSO_FRAMES 8
+#define TX_GSO_LEN (42 + 16000)
+#define TX_GSO_SIZE 8000
+
+/* A tap whose reader takes checksum and UDP GSO offloads, and a frags
+ * program returning XDP_TX on it. rx_sg: skip on a kernel without the
+ * series' multi-buffer path. false if skipped or not set up.
+ */
+static bool tx_offload_setup(const char *tag, char *ns, struct tap *t, int *pfd, bool rx_sg)
+{
+	if (!setup(tag, ns, 0, 9000, t))
+		return false;
+	if (rx_sg && !tap_has_rx_sg(ns)) {
+		test__skip("tun without RX_SG: stock's generic XDP queues the skb as it is, "
+			   "whatever the reader or the device allow");
+		return false;
+	}
+	if (!ASSERT_OK(ioctl(t->fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_USO4 | TUN_F_USO6),
+		       "checksum and UDP GSO offloads"))
+		return false;
+	*pfd = xdp_tx_attach(ns, TAP0);
+	return ASSERT_GE(*pfd, 0, "tx frags program");
+}
+
+/* v8 BUG 1. XDP_TX queued a GSO frame whole for a reader with the offloads
+ * it needs, but the device's gso_max_size limits it too: the stack
+ * segments a GSO skb of that size or more (gso_features_check()), and the
+ * multi-buffer path takes GSO frames of up to 142,720 bytes. With
+ * gso_max_size 8192, 16,042-byte UDP GSO frames (gso_size 8000) must
+ * reach such a reader as two segments each, none with GSO in its header.
+ */
+TEST(tun_tx_gso_max_size)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	struct tap_rx_counts rc;
+	static struct frame f;
+	int pfd = -1, sent, got;
+
+	if (!tx_offload_setup("tungm", ns, &t, &pfd, true) ||
+	    !ASSERT_OK(sh("ip -n %s link set " TAP0 " gso_max_size 8192", ns), "gso_max_size"))
+		goto out;
+	frame_build_udp(&f, &t, TX_GSO_LEN, TX_GSO_SIZE, true);
+	sent = send_write(&t, &f, TX_GSO_FRAMES);
+	got = tap_collect_csum(t.fd, f.payload, sent, NULL, 10, &rc);
+	if (test__verbose())
+		printf("    %d of %d frames back: %d pieces, %d with GSO, %d with NEEDS_CSUM\n",
+		       got, sent, rc.pieces, rc.gso, rc.needs_csum);
+	ASSERT_EQ(sent, TX_GSO_FRAMES, "frames written");
+	ASSERT_EQ(got, sent, "frames back whole (all their segments)");
+	ASSERT_EQ(rc.gso, 0, "pieces with GSO in their header, past gso_max_size");
+	ASSERT_EQ(rc.pieces, 2 * sent, "segments (2 a frame)");
+	ASSERT_EQ(rc.bad_csum, 0, "segments with an incomplete checksum");
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+/* v8 BUG 2. An XDP_TX frame that tun_net_xmit() dropped was counted twice:
+ * tx_dropped there, and rx_dropped by its caller. Stock's generic XDP and
+ * the native XDP_TX path count it once, as tx_dropped. A ring of one frame
+ * (txqueuelen 1), no read, 4 GSO frames sent back: rx_dropped must not
+ * move, tx_dropped must count at least the 3 the ring could not take.
+ */
+TEST(tun_tx_skb_drop_stats)
+{
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	long long rxd, txd;
+	static struct frame f;
+	int pfd = -1, sent;
+
+	if (!tx_offload_setup("tunds", ns, &t, &pfd, false) ||
+	    !ASSERT_OK(sh("ip -n %s link set " TAP0 " txqueuelen 1", ns), "txqueuelen 1"))
+		goto out;
+	frame_build_udp(&f, &t, TX_GSO_LEN, TX_GSO_SIZE, true);
+	rxd = dev_stat(ns, TAP0, "rx_dropped");
+	txd = dev_stat(ns, TAP0, "tx_dropped");
+	sent = send_write(&t, &f, 4);
+	rxd = dev_stat(ns, TAP0, "rx_dropped") - rxd;
+	txd = dev_stat(ns, TAP0, "tx_dropped") - txd;
+	if (test__verbose())
+		printf("    %d written: rx_dropped +%lld, tx_dropped +%lld\n", sent, rxd, txd);
+	ASSERT_EQ(sent, 4, "frames written");
+	ASSERT_EQ(rxd, 0, "rx_dropped of frames the ring could not take");
+	ASSERT_GE(txd, 3, "tx_dropped of frames the ring could not take");
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
