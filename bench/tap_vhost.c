@@ -19,7 +19,8 @@
  *   that tap's fd, counting only UDP to PORT: the taps also send IPv6
  *   router solicitations and the like of their own. A stock tun keeps a
  *   GSO frame whole through generic XDP; the series segments GSO frames it
- *   sends on, so out kpps alone compares segments with superframes, and
+ *   redirects (and, before its v8, those it sends back on XDP_TX), so out
+ *   kpps alone compares segments with superframes, and
  *   out MB/s (UDP payload) and "out/in payload %" are the figures to
  *   compare between kernels.
  * - write4: four threads writing the same frame to the one fd (one queue),
