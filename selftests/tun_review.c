@@ -958,6 +958,38 @@ static int xsk_drain(struct xsk *x, size_t *lens, int max, double timeout)
 	return got;
 }
 
+/* An AF_XDP socket on the tap's queue 0 (xsk_open()), an XSKMAP holding it
+ * and a frags program redirecting every frame into it. false if skipped
+ * (no AF_XDP) or an assertion failed; what was made is the caller's to
+ * close.
+ */
+static bool xsk_redirect_setup(const char *ns, const struct tap *t, struct xsk *x, int *mfd,
+			       int *pfd)
+{
+	__u32 key = 0;
+
+	if (xsk_open(x, ns, t->ifindex)) {
+		if (errno == EAFNOSUPPORT)
+			test__skip("kernel without AF_XDP (CONFIG_XDP_SOCKETS)");
+		else
+			ASSERT_OK(-errno, "AF_XDP socket, copy mode, XDP_USE_SG, on the tap");
+		return false;
+	}
+	*mfd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "tun_xskmap", 4, 4, 1, NULL);
+	if (!ASSERT_GE(*mfd, 0, "xskmap") ||
+	    !ASSERT_OK(bpf_map_update_elem(*mfd, &key, &x->fd, 0), "xskmap entry: the socket"))
+		return false;
+	{
+		const struct bpf_insn prog[] = {
+			LD_MAP_FD(BPF_REG_1, *mfd), MOV_IMM(BPF_REG_2, 0), MOV_IMM(BPF_REG_3, 0),
+			CALL(BPF_FUNC_redirect_map), EXIT(),
+		};
+
+		*pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
+	}
+	return ASSERT_GE(*pfd, 0, "xskmap-redirect frags program");
+}
+
 #define XSK_FRAMES 8
 #define XSK_FRAME_LEN 20000
 
@@ -985,7 +1017,6 @@ TEST(tun_xdp_act_len_xsk)
 	struct kwatch kw = { .fd = -1 };
 	int mfd = -1, pfd = -1, got = 0, whole = 0;
 	long long bytes0, bytes;
-	__u32 key = 0;
 	long injected;
 
 	if (!setup("tunxk", ns, 0, 9000, &t))
@@ -995,26 +1026,7 @@ TEST(tun_xdp_act_len_xsk)
 			   "tun_xdp_act()");
 		goto out;
 	}
-	if (xsk_open(&x, ns, t.ifindex)) {
-		if (errno == EAFNOSUPPORT)
-			test__skip("kernel without AF_XDP (CONFIG_XDP_SOCKETS)");
-		else
-			ASSERT_OK(-errno, "AF_XDP socket, copy mode, XDP_USE_SG, on the tap");
-		goto out;
-	}
-	mfd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "tun_xskmap", 4, 4, 1, NULL);
-	if (!ASSERT_GE(mfd, 0, "xskmap") ||
-	    !ASSERT_OK(bpf_map_update_elem(mfd, &key, &x.fd, 0), "xskmap entry: the socket"))
-		goto out;
-	{
-		const struct bpf_insn prog[] = {
-			LD_MAP_FD(BPF_REG_1, mfd), MOV_IMM(BPF_REG_2, 0), MOV_IMM(BPF_REG_3, 0),
-			CALL(BPF_FUNC_redirect_map), EXIT(),
-		};
-
-		pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
-	}
-	if (!ASSERT_GE(pfd, 0, "xskmap-redirect frags program"))
+	if (!xsk_redirect_setup(ns, &t, &x, &mfd, &pfd))
 		goto out;
 	big_udp_frame(frame, &t, sizeof(frame));
 	bytes0 = dev_stat(ns, TAP0, "rx_bytes");
@@ -1081,7 +1093,6 @@ TEST(tun_seg_pressure_large)
 	struct fault fault = {};
 	int mfd = -1, pfd = -1, sent = 0, got = 0, whole = 0;
 	long long dropped;
-	__u32 key = 0;
 	long injected;
 
 	if (!setup("tunsl", ns, 0, 9000, &t))
@@ -1090,26 +1101,7 @@ TEST(tun_seg_pressure_large)
 		test__skip("tun without RX_SG: frames over a page take generic XDP");
 		goto out;
 	}
-	if (xsk_open(&x, ns, t.ifindex)) {
-		if (errno == EAFNOSUPPORT)
-			test__skip("kernel without AF_XDP (CONFIG_XDP_SOCKETS)");
-		else
-			ASSERT_OK(-errno, "AF_XDP socket, copy mode, XDP_USE_SG, on the tap");
-		goto out;
-	}
-	mfd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "tun_xskmap", 4, 4, 1, NULL);
-	if (!ASSERT_GE(mfd, 0, "xskmap") ||
-	    !ASSERT_OK(bpf_map_update_elem(mfd, &key, &x.fd, 0), "xskmap entry: the socket"))
-		goto out;
-	{
-		const struct bpf_insn prog[] = {
-			LD_MAP_FD(BPF_REG_1, mfd), MOV_IMM(BPF_REG_2, 0), MOV_IMM(BPF_REG_3, 0),
-			CALL(BPF_FUNC_redirect_map), EXIT(),
-		};
-
-		pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
-	}
-	if (!ASSERT_GE(pfd, 0, "xskmap-redirect frags program"))
+	if (!xsk_redirect_setup(ns, &t, &x, &mfd, &pfd))
 		goto out;
 	big_udp_frame(frame, &t, sizeof(frame));
 	dropped = dev_stat(ns, TAP0, "rx_dropped");
