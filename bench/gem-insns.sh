@@ -21,9 +21,12 @@
 # cost, no difference between a cheap and an expensive instruction.
 #
 #   bench/gem-insns.sh [-r ROUNDS] [-d SECONDS] [-b PPS] [-l "SIZES"]
-#                      [-x "MODES"] [-m MIN] -s STOCK_IMAGE -p PATCHED_IMAGE
+#                      [-x "MODES"] [-m MIN] [-c CPUS] -s STOCK_IMAGE -p PATCHED_IMAGE
 #
 #   -r ROUNDS   boots of each kernel, alternating (default 3)
+#   -c CPUS     A72s the guest brings up, 1 or 2 (default 1: nr_cpus=1, so
+#               the NAPI poll, the softirq and the receiving iperf3 share
+#               one CPU and no window counts a second CPU's wake-ups)
 #   -d SECONDS  length of a window, guest time (default 3)
 #   -b PPS      offered rate (default 5000: low enough that neither kernel
 #               falls behind under -icount, so both see every frame)
@@ -43,11 +46,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 me=gem-insns
-rounds=3 secs=3 rate=5000 sizes="64 128 512 1472" modes="none pass drop tcp" min=20 keep=0
+rounds=3 secs=3 rate=5000 sizes="64 128 512 1472" modes="none pass drop tcp" min=20 keep=0 cpus=1
 stock="" patched=""
 argv=("$@")
 die() { echo "$me: $1${2:+ (hint: $2)}" >&2; exit 1; }
-while getopts r:d:b:l:x:m:s:p:kh o; do
+while getopts r:d:b:l:x:m:c:s:p:kh o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	d) secs=$OPTARG ;;
@@ -55,14 +58,16 @@ while getopts r:d:b:l:x:m:s:p:kh o; do
 	l) sizes=$OPTARG ;;
 	x) modes=$OPTARG ;;
 	m) min=$OPTARG ;;
+	c) cpus=$OPTARG ;;
 	s) stock=$(realpath "$OPTARG") ;;
 	p) patched=$(realpath "$OPTARG") ;;
 	k) keep=1 ;;
-	*) sed -n '3,42p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '3,45p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ && "$secs" =~ ^[1-9][0-9]*$ && "$rate" =~ ^[1-9][0-9]*$ ]] ||
 	die "-r, -d and -b take positive integers" "bench/gem-insns.sh -r 3 -d 4 -b 5000 -s IMG -p IMG"
+case $cpus in 1 | 2) ;; *) die "-c takes 1 or 2 (the board has two A72s)" "-c 1" ;; esac
 for m in $modes; do
 	case $m in none | pass | drop | tx | tcp) ;; *) die "unknown mode '$m'" "-x \"none pass drop tx tcp\"" ;; esac
 done
@@ -84,7 +89,8 @@ make -s build/bench/tb_insns.so build/arm64/bench/insns_mark >&2
 plugin=$root/build/bench/tb_insns.so
 mark_addr=$(make -s --no-print-directory print-insns-mark-addr)
 
-kallsyms="echo XDPLAB-KALLSYMS-BEGIN; grep ' [tTwW] ' /proc/kallsyms | gzip -1 | base64 -w0; echo; echo XDPLAB-KALLSYMS-END;"
+cpus_append=$([ "$cpus" = 2 ] || echo nr_cpus=1)
+kallsyms="echo XDPLAB-CPUS \$(grep -c ^processor /proc/cpuinfo); echo XDPLAB-KALLSYMS-BEGIN; grep ' [tTwW] ' /proc/kallsyms | gzip -1 | base64 -w0; echo; echo XDPLAB-KALLSYMS-END;"
 for r in $(seq "$rounds"); do
 	for k in stock patched; do
 		img=$stock
@@ -92,6 +98,7 @@ for r in $(seq "$rounds"); do
 		run=$out/$k-$r
 		echo "$me: round $r/$rounds, $k ($img)" >&2
 		flock "$lock" env VMTEST_ARCH=arm64 VMTEST_ICOUNT=3 VMTEST_PLUGIN="$plugin" \
+			VMTEST_APPEND="${VMTEST_APPEND:-}${cpus_append:+ $cpus_append}" \
 			TB_INSNS_OUT="$run.blocks" TB_INSNS_MARK="$mark_addr" \
 			CMD="$kallsyms bench/gem-insns-guest.sh $secs $rate '$sizes' '$modes'" \
 			vmtest/boot.sh --label "$me $k" "$img" >"$run.log" 2>&1 ||
@@ -99,14 +106,16 @@ for r in $(seq "$rounds"); do
 		awk '/XDPLAB-KALLSYMS-BEGIN/ {f = 1; next} /XDPLAB-KALLSYMS-END/ {f = 0} f' "$run.log" |
 			tr -d '\r\n' | base64 -d | gunzip >"$run.kallsyms" ||
 			die "no kallsyms in the $k guest's output" "see $run.log"
+		seen=$(tr -d '\r' <"$run.log" | sed -n 's/^XDPLAB-CPUS \([0-9]*\)$/\1/p' | head -1)
+		[ "$seen" = "$cpus" ] || die "the $k guest ran on ${seen:-?} CPUs, not $cpus" "see $run.log"
 		tr -d '\r' <"$run.log" | grep -aE "^(MODE|WINDOW|SKIP) " | sed "s/^/$r $k /" >>"$out/windows.txt" ||
 			die "no counted window in the $k guest's output" "see $run.log"
 	done
 done
 
-python3 - "$out" "$rounds" "$min" "$me.sh $(printf "%q " "${argv[@]}")" <<'PY'
+python3 - "$out" "$rounds" "$min" "$me.sh $(printf "%q " "${argv[@]}")" "$cpus" <<'PY'
 import bisect, collections, os, statistics, sys
-out, rounds, mn, cmd = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+out, rounds, mn, cmd, cpus = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
 
 def by_function(run, n):
     syms = sorted((int(a, 16), nm) for a, t, nm, *_ in
@@ -168,7 +177,7 @@ for name in names:
                  f"{statistics.median(frames[('stock', name)] or [0]):.0f} / {statistics.median(frames[('patched', name)] or [0]):.0f} | "
                  f"{statistics.median(delivered[('stock', name)] or [0]):.2f} / {statistics.median(delivered[('patched', name)] or [0]):.2f} |")
 summary = "\n".join(lines) + (
-    f"\n\n{rounds} boots of each kernel, alternating; each cell median (min–max) over the boots; "
+    f"\n\n{rounds} boots of each kernel, alternating, {cpus} vCPU(s) under -icount; each cell median (min–max) over the boots; "
     "kernel instructions a frame: all kernel instructions in the window / the GEM's rx_packets in it; "
     "to the socket: UDP datagrams delivered (TCP segments received, for tcp) / frames (0 under XDP_DROP and XDP_TX).\n")
 if skips:

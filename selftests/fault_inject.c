@@ -267,20 +267,29 @@ int fault_arm(struct fault *f, const struct fault_cfg *cfg)
 	return 0;
 }
 
+long fault_injected(const struct fault *f)
+{
+	char left[32] = "";
+	char path[128];
+
+	if (!f->armed)
+		return 0;
+	snprintf(path, sizeof(path), "%s/times", dir_of[f->cfg.kind]);
+	if (get(path, left, sizeof(left)) || atol(left) < 0)
+		return -1;
+	return f->times_set - atol(left);
+}
+
 long fault_disarm(struct fault *f)
 {
 	enum fault_kind k = f->cfg.kind;
-	char left[32] = "";
-	char path[128];
-	long injected = -1;
+	long injected;
 
 	if (!f->armed)
 		return 0;
 	/* first: nothing fails from here on */
 	put_attr(k, "probability", "0");
-	snprintf(path, sizeof(path), "%s/times", dir_of[k]);
-	if (!get(path, left, sizeof(left)) && atol(left) >= 0)
-		injected = f->times_set - atol(left);
+	injected = fault_injected(f);
 	for (int i = 0; i < f->cfg.ntasks; i++)
 		make_it_fail(f->cfg.tasks[i], 0);	/* the task may be gone */
 	if (k == FAULT_FUNCTION) {

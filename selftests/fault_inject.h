@@ -84,6 +84,10 @@ int fault_arm(struct fault *f, const struct fault_cfg *cfg);
  * while armed, or -1 if the kernel cannot tell (times -1 was asked for).
  */
 long fault_disarm(struct fault *f);
+/* The failures injected so far, f still armed; -1 if the kernel cannot
+ * tell.
+ */
+long fault_injected(const struct fault *f);
 /* Arms cfg, runs fn(arg), disarms. Returns the failures injected, or -1
  * when arming failed (fn did not run).
  */

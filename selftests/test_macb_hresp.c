@@ -9,6 +9,9 @@
  *
  *	rx_after_recovery	HRESP under traffic: logged, RX works again
  *				within a bound, no broken RX chain (BUG 2)
+ *	rx_after_drained_ring	HRESP with every RX descriptor consumed and
+ *				GFP_ATOMIC refills failing (FAULT=1): the
+ *				recovery re-arms the whole ring (BUG 2)
  *	xdp_frames_returned	HRESP several times under XDP_TX and
  *				ndo_xdp_xmit: every page back to its pool
  *				at the next close (BUG 4)
@@ -18,6 +21,12 @@
  *				reset, and nothing may leak
  *	netconsole		HRESP with netconsole on the GEM: the
  *				message goes out, the guest lives
+ *
+ * and the TX error task (vmtest/qemu/0004-*.patch, macb_tx_error):
+ *
+ *	xdp_producers		TX errors back to back under XDP_TX and
+ *				ndo_xdp_xmit: every page back at the close,
+ *				no corrupted ring (BUG 3)
  *
  * Everything skips, saying why, without the GEM (the host, the x86 guest)
  * or without the host's control service (a board without it, Debian's
@@ -29,6 +38,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/ip_icmp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -44,6 +54,7 @@
 
 #include "cli.h"
 #include "cpu_hold.h"
+#include "fault_inject.h"
 #include "netns.h"
 #include "test.h"
 #include "gem.h"
@@ -73,10 +84,11 @@ static const char *gem_peer(void)
 	return p && *p ? p : NULL;
 }
 
-/* The GEM, its peer and the host's control service able to raise HRESP,
- * or skips saying which is missing
+/* The GEM, its peer and the host's control service answering count_req
+ * (the QEMU patch vmtest/qemu/<patch> behind it), or skips saying which is
+ * missing
  */
-static bool gem_hresp_ready(char ifname[IF_NAMESIZE])
+static bool gem_error_ready(char ifname[IF_NAMESIZE], const char *count_req, const char *patch)
 {
 	char why[256];
 
@@ -88,9 +100,9 @@ static bool gem_hresp_ready(char ifname[IF_NAMESIZE])
 		test__skip("XDPLAB_GEM_PEER unset (the address of the GEM's peer, the tap on the host)");
 		return false;
 	}
-	if (gem_control("hresp-count", why, sizeof(why))) {
-		test__skip("no host control service that raises HRESP (%s; the board's "
-			   "vmtest/gem-control.sh and vmtest/qemu/0003-*.patch)", why);
+	if (gem_control(count_req, why, sizeof(why))) {
+		test__skip("no host control service that answers %s (%s; the board's "
+			   "vmtest/gem-control.sh and vmtest/qemu/%s)", count_req, why, patch);
 		return false;
 	}
 	return true;
@@ -365,96 +377,369 @@ out:
 	reap(&flood);
 }
 
-/* ---- xdp_frames_returned (issue 20, BUG 4) ---- */
+/* ---- rx_after_drained_ring (issue 20, BUG 2, FAULT=1) ---- */
 
-static void xdp_frames_returned(const char *ifname, const char *peer)
+#define DRAIN_RING	64	/* ethtool -G rx: the smallest ring macb takes */
+#define HELD_PAYLOAD	1000	/* above the 256 B copybreak: the reply is an skb
+				 * built on its RX buffer, which stays with the
+				 * unread socket
+				 */
+#define DRAIN_MAX	1024	/* echo requests at most */
+#define DRAIN_MISSES	3	/* requests in a row with no frame back: drained */
+#define REPLY_WAIT	2.0	/* s: for each request's reply */
+
+static uint16_t inet_csum(const void *data, size_t len)
 {
-	char mac[32] = "", args[256];
-	int ifindex = if_nametoindex(ifname), rx = 0, tx = 0;
-	bool attached = false, gen = false, rings = false;
-	struct cli_bg bg, tg;
-	struct pp_info pi;
-	pid_t flood = -1;
-	long stalled;
-	long long xtx = 0, xmit = 0;
-	int detached0 = pools_detached_all();
+	const uint8_t *p = data;
+	uint32_t sum = 0;
 
-	if (!has_xdp(ifname))
-		return;
-	if (pp_dump(NULL, ifindex, false, &pi) || !pi.npools) {
-		test__skip("%s has no page pools (no page-pool netlink API?)", ifname);
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)p[0] << 8 | p[1];
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons(~sum & 0xffff);
+}
+
+/* A raw ICMP socket on ifname that is never read: the echo replies it
+ * queues keep their RX buffers out of the GEM's page pool. -1 on error.
+ */
+static int icmp_holder(const char *ifname)
+{
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+	int rcvbuf = 64 << 20;
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, strlen(ifname)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int echo_send(int fd, const char *peer, uint16_t seq)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	uint8_t pkt[sizeof(struct icmphdr) + HELD_PAYLOAD] = { 0 };
+	struct icmphdr *ih = (struct icmphdr *)pkt;
+
+	if (inet_pton(AF_INET, peer, &to.sin_addr) != 1)
+		return -1;
+	ih->type = ICMP_ECHO;
+	ih->un.echo.id = htons(0x4452);	/* "DR" */
+	ih->un.echo.sequence = htons(seq);
+	ih->checksum = inet_csum(pkt, sizeof(pkt));
+	return sendto(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to)) ==
+	       (ssize_t)sizeof(pkt) ? 0 : -1;
+}
+
+/* Before 0010 the HRESP task re-armed, from entry 0, only the descriptors
+ * still holding a page, and left the rest to the RX poll it scheduled,
+ * whose refill is GFP_ATOMIC. With the ring drained (every descriptor
+ * consumed, its buffer still held by a socket) and atomic allocations
+ * failing, that arms nothing: the GEM starts at entry 0, finds it
+ * software's, and receives nothing for as long as the failures last
+ * (on 0001-0005, whose poll then read the stale entry 0, for good). 0010
+ * re-initialises the rings in process context with GFP_KERNEL. The
+ * allocations that fail here are the non-sleeping ones of the page
+ * allocator under gem_rx_refill(); the ring is the smallest the driver
+ * takes, so that a few hundred held replies drain it.
+ */
+static void rx_after_drained_ring(const char *ifname, const char *peer)
+{
+	struct fault_cfg c = { .kind = FAULT_PAGE_ALLOC, .probability = 100,
+			       .times = 1000000000 };
+	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
+	int rx = 0, tx = 0, held = 0, misses = 0, fd = -1;
+	long injected_drain = -1, injected;
+	bool rings = false;
+	struct fault f = {};
+	char mac[32] = "";
+	double t0;
+
+	if (why) {
+		test__skip("%s", why);
 		return;
 	}
-	/* a small TX ring: the XDP frames fill it while the DMA is stopped,
-	 * and the recovery finds it full
-	 */
-	if (link_get_rings(NULL, ifname, &rx, &tx) || link_set_rings(NULL, ifname, rx, TX_RING)) {
-		test__skip("%s: ethtool -G tx %d refused", ifname, TX_RING);
+	if (access("/sys/kernel/debug/fail_page_alloc/require-start", W_OK)) {
+		test__skip("kernel without CONFIG_FAULT_INJECTION_STACKTRACE_FILTER "
+			   "(the FAULT=1 board has it)");
+		return;
+	}
+	if (!has_xdp(ifname))	/* stock: no page pool, another refill */
+		return;
+	if (fault_text_range("gem_rx_refill", &c.require_start, &c.require_end)) {
+		test__skip("no gem_rx_refill() in /proc/kallsyms (inlined?)");
+		return;
+	}
+	if (link_get_rings(NULL, ifname, &rx, &tx) || link_set_rings(NULL, ifname, DRAIN_RING, tx)) {
+		test__skip("%s: ethtool -G rx %d refused", ifname, DRAIN_RING);
 		return;
 	}
 	rings = true;
-	if (!ASSERT_OK(wait_carrier(ifname, 20), "carrier") || !peer_mac_pinned(ifname, peer, mac))
+	if (!ASSERT_OK(wait_carrier(ifname, 20), "carrier") || !peer_mac_pinned(ifname, peer, mac) ||
+	    !ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "replies before"))
 		goto out;
+	fd = icmp_holder(ifname);
+	if (!ASSERT_GE(fd, 0, "raw ICMP socket"))
+		goto out;
+	if (!ASSERT_OK(fault_arm(&f, &c), "arm fail_page_alloc under gem_rx_refill()"))
+		goto out;
+	for (int i = 0; i < DRAIN_MAX && misses < DRAIN_MISSES; i++) {
+		long long rx0 = if_stat(ifname, "rx_packets");
+		bool back = false;
+
+		if (!ASSERT_OK(echo_send(fd, peer, i), "echo request sent"))
+			goto out;
+		for (double end = now_secs() + test__bound(REPLY_WAIT); !back && now_secs() < end;
+		     usleep(20000))
+			back = if_stat(ifname, "rx_packets") > rx0;
+		held += back;
+		misses = back ? 0 : misses + 1;
+	}
+	injected_drain = fault_injected(&f);
+	if (test__verbose())
+		printf("    %d echo replies held, then %d requests with nothing back; "
+		       "%ld refill allocations failed\n", held, misses, injected_drain);
+	if (!ASSERT_EQ(misses, DRAIN_MISSES, "the GEM ran out of RX buffers") ||
+	    !ASSERT_GT(injected_drain, 0, "refill allocations failed while draining"))
+		goto out;
+	if (!hresp_and_recover(ifname, RECOVERY_BOUND))
+		goto out;
+	/* still failing: what arms the ring now is the recovery's own refill */
+	t0 = now_secs();
+	while (ping_peer(ifname, peer, 56, 1, "0.2") && now_secs() - t0 < RECOVERY_BOUND)
+		;
+	injected = fault_injected(&f);
+	if (test__verbose())
+		printf("    first reply %.1f s after the recovery; %ld more refill allocations "
+		       "failed since the drain\n", now_secs() - t0, injected - injected_drain);
+	ASSERT_LT(now_secs() - t0, RECOVERY_BOUND,
+		  "a reply within the bound after the recovery, atomic refills still failing");
+out:
+	fault_disarm(&f);
+	if (fd >= 0)
+		close(fd);
+	if (rings) {
+		ASSERT_OK(link_set_rings(NULL, ifname, rx, tx), "RX ring size restored");
+		ASSERT_OK(wait_carrier(ifname, 20), "carrier after the ring size is restored");
+	}
+	peer_mac_unpin(ifname, peer, mac);
+}
+
+/* ---- xdp_frames_returned (issue 20, BUG 4) ---- */
+
+/* What keeps both XDP producers of the GEM's TX rings at work: the
+ * peer's UDP flood that an XDP_TX program sends back, and trafficgen's
+ * live frames into ndo_xdp_xmit() from both CPUs (so both TX rings).
+ */
+struct xdp_load {
+	char mac[32];
+	int ifindex, rx, tx, detached0;
+	bool set_up, attached, gen, rings;	/* set_up: past the skips */
+	struct cli_bg bg, tg;
+	pid_t flood;
+};
+
+/* Starts the load; tx_ring > 0 resizes the TX rings first. false when
+ * it could not (skipped, or an assertion failed): xdp_load_stop() all
+ * the same.
+ */
+static bool xdp_load_start(struct xdp_load *l, const char *ifname, const char *peer, int tx_ring)
+{
+	struct pp_info pi;
+	char args[256];
+
+	memset(l, 0, sizeof(*l));
+	l->flood = -1;
+	l->ifindex = if_nametoindex(ifname);
+	l->detached0 = pools_detached_all();
+	if (!has_xdp(ifname))
+		return false;
+	if (pp_dump(NULL, l->ifindex, false, &pi) || !pi.npools) {
+		test__skip("%s has no page pools (no page-pool netlink API?)", ifname);
+		return false;
+	}
+	if (tx_ring > 0) {
+		if (link_get_rings(NULL, ifname, &l->rx, &l->tx) ||
+		    link_set_rings(NULL, ifname, l->rx, tx_ring)) {
+			test__skip("%s: ethtool -G tx %d refused", ifname, tx_ring);
+			return false;
+		}
+		l->rings = true;
+	}
+	l->set_up = true;
+	if (!ASSERT_OK(wait_carrier(ifname, 20), "carrier") || !peer_mac_pinned(ifname, peer, l->mac))
+		return false;
 	/* the peer floods UDP to XDP_TX_PORT, which XDP_TX sends back;
 	 * attached once the flood runs, as iperf3's UDP handshake uses it
 	 */
 	/* paced: unpaced, the flood crowds out the control service's TCP */
 	snprintf(args, sizeof(args), "exec iperf3 -c %s --connect-timeout 5000 -u -R -b 20M -l 1400 "
-		 "--cport %d -t 120 >/dev/null 2>&1", peer, XDP_TX_PORT);
-	flood = spawn(args);
+		 "--cport %d -t 300 >/dev/null 2>&1", peer, XDP_TX_PORT);
+	l->flood = spawn(args);
 	if (!ASSERT_TRUE(rx_moves(ifname, 200, 20), "the peer's UDP flood arrives"))
-		goto out;
+		return false;
 	snprintf(args, sizeof(args), "tx %s --proto udp --port %d --json -q", ifname, XDP_TX_PORT);
-	attached = cli_attach(&bg, NULL, ifname, args);
-	if (!attached)
-		goto out;
-	/* live frames into ndo_xdp_xmit from both CPUs, so both TX rings */
-	snprintf(args, sizeof(args), "trafficgen %s -t 2 -d 120 --dst-mac %s --json -q", ifname, mac);
-	gen = ASSERT_OK(cli_start(&tg, NULL, args), "trafficgen");
-	if (!gen)
-		goto out;
-	for (int round = 0; round < HRESP_ROUNDS; round++) {
-		long long t0 = qstat(ifname, "xdp_tx"), x0 = qstat(ifname, "xdp_xmit"), dt = 0, dx = 0;
-		double end = now_secs() + 30;
+	l->attached = cli_attach(&l->bg, NULL, ifname, args);
+	if (!l->attached)
+		return false;
+	snprintf(args, sizeof(args), "trafficgen %s -t 2 -d 300 --dst-mac %s --json -q", ifname, l->mac);
+	l->gen = ASSERT_OK(cli_start(&l->tg, NULL, args), "trafficgen");
+	return l->gen;
+}
 
-		/* both producers at work before the error (each ethtool -S
-		 * takes seconds on the saturated guest: the bound is wide)
-		 */
-		while ((dt < 50 || dx < 50) && now_secs() < end) {
-			usleep(200000);
-			dt = qstat(ifname, "xdp_tx") - t0;
-			dx = qstat(ifname, "xdp_xmit") - x0;
-		}
-		xtx += dt;
-		xmit += dx;
-		if (!ASSERT_TRUE(dt >= 50 && dx >= 50, "XDP_TX and ndo_xdp_xmit both sending before HRESP") ||
-		    !hresp_and_recover(ifname, RECOVERY_BOUND))
-			break;
+/* Both producers sent at least min frames within bound s; adds what they
+ * sent to *xtx and *xmit (each ethtool -S takes seconds on the saturated
+ * guest: the bound is wide)
+ */
+static bool xdp_load_moves(const char *ifname, long long min, double bound, long long *xtx,
+			   long long *xmit)
+{
+	long long t0 = qstat(ifname, "xdp_tx"), x0 = qstat(ifname, "xdp_xmit"), dt = 0, dx = 0;
+	double end = now_secs() + bound;
+
+	while ((dt < min || dx < min) && now_secs() < end) {
+		usleep(200000);
+		dt = qstat(ifname, "xdp_tx") - t0;
+		dx = qstat(ifname, "xdp_xmit") - x0;
 	}
-	if (test__verbose())
-		printf("    before the errors: XDP_TX %lld frames, ndo_xdp_xmit %lld frames\n", xtx, xmit);
-out:
+	*xtx += dt;
+	*xmit += dx;
+	return dt >= min && dx >= min;
+}
+
+/* Stops the load, closes the GEM and wants every page of its pools back,
+ * then undoes the set-up.
+ */
+static void xdp_load_stop(struct xdp_load *l, const char *ifname, const char *peer)
+{
+	long stalled;
+
+	if (!l->set_up)
+		return;
 	/* trafficgen ends at its next chunk of 65536 frames, which may take
 	 * longer than the bound on the saturated guest: killed then, which
 	 * says nothing about the driver
 	 */
-	if (gen && test__verbose())
-		printf("    trafficgen: exit status %d\n", cli_stop(&tg, SIGINT, 30, out, sizeof(out)));
-	else if (gen)
-		cli_stop(&tg, SIGINT, 30, out, sizeof(out));
-	if (attached)
-		cli_detach(&bg, ifname);
-	reap(&flood);
-	/* whatever happened above: the close must get every page back */
+	if (l->gen && test__verbose())
+		printf("    trafficgen: exit status %d\n", cli_stop(&l->tg, SIGINT, 30, out, sizeof(out)));
+	else if (l->gen)
+		cli_stop(&l->tg, SIGINT, 30, out, sizeof(out));
+	if (l->attached)
+		cli_detach(&l->bg, ifname);
+	reap(&l->flood);
+	if (!l->attached)
+		goto undo;
+	/* whatever happened before: the close must get every page back */
 	stalled = kmsg_count(STALLED);
 	if (ASSERT_OK(sh("ip link set %s down", ifname), "ip link set down"))
-		assert_pools_released(ifindex, detached0, stalled);
+		assert_pools_released(l->ifindex, l->detached0, stalled);
 	sh("ip link set %s up", ifname);
-	if (rings)
-		link_set_rings(NULL, ifname, rx, tx);
+undo:
+	if (l->rings)
+		link_set_rings(NULL, ifname, l->rx, l->tx);
 	wait_carrier(ifname, 20);
-	peer_mac_unpin(ifname, peer, mac);
+	peer_mac_unpin(ifname, peer, l->mac);
 	ASSERT_OK(ping_peer(ifname, peer, 56, 3, "0.2"), "the link works afterwards");
+}
+
+static void xdp_frames_returned(const char *ifname, const char *peer)
+{
+	long long xtx = 0, xmit = 0;
+	struct xdp_load l;
+
+	/* a small TX ring: the XDP frames fill it while the DMA is stopped,
+	 * and the recovery finds it full
+	 */
+	if (xdp_load_start(&l, ifname, peer, TX_RING)) {
+		for (int round = 0; round < HRESP_ROUNDS; round++)
+			if (!ASSERT_TRUE(xdp_load_moves(ifname, 50, 30, &xtx, &xmit),
+					 "XDP_TX and ndo_xdp_xmit both sending before HRESP") ||
+			    !hresp_and_recover(ifname, RECOVERY_BOUND))
+				break;
+		if (test__verbose())
+			printf("    before the errors: XDP_TX %lld frames, ndo_xdp_xmit %lld frames\n",
+			       xtx, xmit);
+	}
+	xdp_load_stop(&l, ifname, peer);
+}
+
+/* ---- the TX error task against the XDP producers (issue 20, BUG 3) ---- */
+
+#define TXERR_ROUNDS	60
+#define TXERR_BOUND	30.0	/* s: for the task to unmask the error again */
+
+/* Raises a TX error on queue 0, retrying (bounded) while the driver still
+ * masks it: macb masks its TX interrupts from the error until its task is
+ * done, so an accepted injection also says the last one was handled.
+ */
+static int txerr_raise(double bound)
+{
+	double end = now_secs() + bound;
+	char reply[256];
+	int err;
+
+	while ((err = gem_control("txerr", reply, sizeof(reply))) && strstr(reply, "masked") &&
+	       now_secs() < end)
+		usleep(20000);
+	if (err)
+		printf("    host: %s\n", reply);
+	return err;
+}
+
+/*
+ * macb_tx_error_task() walks a TX ring from tail to head, frees what it
+ * holds and resets both indices to 0, all under bp->lock. Before 0009 the
+ * XDP producers (gem_xdp_tx() in the RX poll, macb_xdp_xmit()) took only
+ * tx_ptr_lock and did not look at the stopped queues: a frame they put on
+ * the ring during the walk is left behind the reset, its page never back
+ * in its pool, which then stalls at the next close; or their head update
+ * lands after the reset, and the ring's indices no longer say what it
+ * holds. The host raises TX errors back to back while both producers run;
+ * every page must come back at the close, and the GEM still work.
+ */
+static void tx_error_xdp(const char *ifname, const char *peer)
+{
+	struct gem_kprobe entry = {}, done = {};
+	const char *no = gem_kprobe_unavailable();
+	long bugs = kmsg_count("BUG:");
+	long long xtx = 0, xmit = 0;
+	struct xdp_load l = {};
+	int raised = 0;
+
+	if (no) {
+		test__skip("%s", no);
+		return;
+	}
+	if (!xdp_load_start(&l, ifname, peer, 0) ||
+	    !ASSERT_TRUE(xdp_load_moves(ifname, 50, 30, &xtx, &xmit),
+			 "XDP_TX and ndo_xdp_xmit both sending before the errors"))
+		goto out;
+	if (!ASSERT_OK(gem_kprobe_add(&entry, "txerr_task", "macb_tx_error_task", NULL),
+		       "kprobe on macb_tx_error_task") ||
+	    !ASSERT_OK(gem_kprobe_add(&done, "txerr_done", "macb_tx_error_task%return", NULL),
+		       "return probe on macb_tx_error_task"))
+		goto out;
+	while (raised < TXERR_ROUNDS && ASSERT_OK(txerr_raise(TXERR_BOUND), "the host raised a TX error"))
+		raised++;
+	for (double end = now_secs() + TXERR_BOUND; gem_kprobe_fired(&done) < raised && now_secs() < end;)
+		usleep(100000);
+	ASSERT_EQ(gem_kprobe_fired(&entry), raised, "TX error tasks started");
+	ASSERT_EQ(gem_kprobe_fired(&done), raised, "TX error tasks done");
+	ASSERT_TRUE(xdp_load_moves(ifname, 50, 30, &xtx, &xmit),
+		    "XDP_TX and ndo_xdp_xmit both still sending after the errors");
+	if (test__verbose())
+		printf("    %d TX errors raised and handled; XDP_TX %lld frames, ndo_xdp_xmit %lld "
+		       "frames in the two checks\n", raised, xtx, xmit);
+out:
+	gem_kprobe_del(&done);
+	gem_kprobe_del(&entry);
+	xdp_load_stop(&l, ifname, peer);
+	ASSERT_EQ(kmsg_count("BUG:") - bugs, 0, "\"BUG:\" lines in the kernel log");
 }
 
 /* ---- link_up_during_recovery (the review of v7) ---- */
@@ -963,15 +1248,29 @@ TEST(macb_hresp)
 	char ifname[IF_NAMESIZE];
 	const char *peer = gem_peer();
 
-	if (!gem_hresp_ready(ifname))
+	if (!gem_error_ready(ifname, "hresp-count", "0003-*.patch"))
 		return;
 	wait_carrier(ifname, 20);
 	if (test__start_subtest("rx_after_recovery"))
 		rx_after_recovery(ifname, peer);
+	if (test__start_subtest("rx_after_drained_ring"))
+		rx_after_drained_ring(ifname, peer);
 	if (test__start_subtest("xdp_frames_returned"))
 		xdp_frames_returned(ifname, peer);
 	if (test__start_subtest("link_up_during_recovery"))
 		link_up_during_recovery(ifname, peer);
 	if (test__start_subtest("netconsole"))
 		hresp_netconsole(ifname, peer);
+}
+
+TEST(macb_tx_error)
+{
+	char ifname[IF_NAMESIZE];
+	const char *peer = gem_peer();
+
+	if (!gem_error_ready(ifname, "txerr-count", "0004-*.patch"))
+		return;
+	wait_carrier(ifname, 20);
+	if (test__start_subtest("xdp_producers"))
+		tx_error_xdp(ifname, peer);
 }

@@ -15,6 +15,11 @@
 #                  errors delivered since the boot; "error: ..." when the
 #                  GEM has the interrupt masked (nothing was injected)
 #   hresp-count    "ok hresp-count <n>"
+#   txerr          raise a TX error (AMBA error, ISR bit 6) on the GEM's
+#                  queue 0 (vmtest/qemu/0004-*.patch): "ok txerr <n>";
+#                  "error: ..." while the driver masks it, as macb does
+#                  until its TX error task is done
+#   txerr-count    "ok txerr-count <n>"
 #   link down      QMP set_link on the GEM's netdev: the emulated PHY's
 #   link up        link (and QEMU stops passing frames while down); what
 #                  the guest sees depends on its DT (fixed link: nothing)
@@ -77,7 +82,7 @@ set_link() {
 	qmp_ok || { qmp_err; exit 1; }
 }
 count() {
-	qmp "{\"execute\": \"qom-get\", \"arguments\": {\"path\": \"$gem\", \"property\": \"hresp-count\"}}"
+	qmp "{\"execute\": \"qom-get\", \"arguments\": {\"path\": \"$gem\", \"property\": \"${1:-hresp}-count\"}}"
 	qmp_ok || { qmp_err; exit 1; }
 	qmp_value
 }
@@ -89,6 +94,12 @@ case "$what ${arg:-}" in
 	echo "ok hresp $(count)" ;;
 "hresp-count ")
 	echo "ok hresp-count $(count)" ;;
+"txerr ")
+	qmp "{\"execute\": \"qom-set\", \"arguments\": {\"path\": \"$gem\", \"property\": \"inject-txerr\", \"value\": true}}"
+	qmp_ok || { qmp_err; exit 1; }
+	echo "ok txerr $(count txerr)" ;;
+"txerr-count ")
+	echo "ok txerr-count $(count txerr)" ;;
 "stopped ")
 	qmp "{\"execute\": \"qom-get\", \"arguments\": {\"path\": \"$gem\", \"property\": \"inject-hresp\"}}"
 	qmp_ok || { qmp_err; exit 1; }
@@ -106,6 +117,6 @@ flap\ *)
 	set_link true
 	echo "ok flap $arg" ;;
 *)
-	echo "error: unknown request '$what${arg:+ $arg}'; expected hresp, hresp-count, stopped, link down, link up, flap MS or after MS <request>"
+	echo "error: unknown request '$what${arg:+ $arg}'; expected hresp, hresp-count, txerr, txerr-count, stopped, link down, link up, flap MS or after MS <request>"
 	exit 2 ;;
 esac
