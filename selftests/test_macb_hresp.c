@@ -387,6 +387,9 @@ out:
 #define DRAIN_MAX	1024	/* echo requests at most */
 #define DRAIN_MISSES	3	/* requests in a row with no frame back: drained */
 #define REPLY_WAIT	2.0	/* s: for each request's reply */
+#define DRAIN_HRESP_MS	45000	/* the host raises HRESP this long after the
+				 * request; a drain takes 10-20 s on the board
+				 */
 
 static uint16_t inet_csum(const void *data, size_t len)
 {
@@ -453,14 +456,15 @@ static void rx_after_drained_ring(const char *ifname, const char *peer)
 	struct fault_cfg c = { .kind = FAULT_PAGE_ALLOC, .probability = 100,
 			       .times = 1000000000 };
 	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
-	int rx = 0, tx = 0, held = 0, misses = 0, fd = -1;
-	long injected_drain = -1, injected;
+	int rx = 0, tx = 0, held = 0, misses = 0, fd = -1, hfd = -1;
+	long injected_drain = -1, injected, before;
+	char mac[32] = "", req[64], reply[256];
+	double t0, t_req;
+	struct gem_kprobe task_done = {};
 	bool rings = false;
 	struct fault f = {};
-	char mac[32] = "";
-	double t0;
 
-	if (why) {
+	if (why || (why = gem_kprobe_unavailable())) {
 		test__skip("%s", why);
 		return;
 	}
@@ -486,14 +490,29 @@ static void rx_after_drained_ring(const char *ifname, const char *peer)
 	fd = icmp_holder(ifname);
 	if (!ASSERT_GE(fd, 0, "raw ICMP socket"))
 		goto out;
+	if (!ASSERT_OK(gem_kprobe_add(&task_done, "hresp_done", "macb_hresp_error_task%return", NULL),
+		       "return probe on macb_hresp_error_task"))
+		goto out;
 	if (!ASSERT_OK(fault_arm(&f, &c), "arm fail_page_alloc under gem_rx_refill()"))
+		goto out;
+	/* the control service is reached through the GEM, which will not
+	 * receive once drained: the host is asked now, and raises HRESP
+	 * when the drain is over
+	 */
+	before = kmsg_count(HRESP_MSG);
+	t_req = now_secs();
+	snprintf(req, sizeof(req), "after %d hresp", DRAIN_HRESP_MS);
+	hfd = gem_control_send(req, reply, sizeof(reply));
+	if (!ASSERT_GE(hfd, 0, "HRESP asked of the host"))
 		goto out;
 	for (int i = 0; i < DRAIN_MAX && misses < DRAIN_MISSES; i++) {
 		long long rx0 = if_stat(ifname, "rx_packets");
 		bool back = false;
 
-		if (!ASSERT_OK(echo_send(fd, peer, i), "echo request sent"))
+		if (echo_send(fd, peer, i)) {
+			ASSERT_OK(-1, "echo request sent");
 			goto out;
+		}
 		for (double end = now_secs() + test__bound(REPLY_WAIT); !back && now_secs() < end;
 		     usleep(20000))
 			back = if_stat(ifname, "rx_packets") > rx0;
@@ -505,22 +524,40 @@ static void rx_after_drained_ring(const char *ifname, const char *peer)
 		printf("    %d echo replies held, then %d requests with nothing back; "
 		       "%ld refill allocations failed\n", held, misses, injected_drain);
 	if (!ASSERT_EQ(misses, DRAIN_MISSES, "the GEM ran out of RX buffers") ||
-	    !ASSERT_GT(injected_drain, 0, "refill allocations failed while draining"))
+	    !ASSERT_GT(injected_drain, 0, "refill allocations failed while draining") ||
+	    !ASSERT_LT(now_secs() - t_req, DRAIN_HRESP_MS / 1000.0, "drained before the host raises HRESP"))
 		goto out;
-	if (!hresp_and_recover(ifname, RECOVERY_BOUND))
+	/* the recovery's end, not its message: the series prints it under
+	 * net_ratelimit(), which the failed refills' messages use up
+	 */
+	for (double end = t_req + DRAIN_HRESP_MS / 1000.0 + RECOVERY_BOUND;
+	     gem_kprobe_fired(&task_done) < 1 && now_secs() < end;)
+		usleep(100000);
+	if (!ASSERT_EQ(gem_kprobe_fired(&task_done), 1, "HRESP recoveries done") ||
+	    !ASSERT_OK(wait_carrier(ifname, RECOVERY_BOUND), "carrier after the recovery"))
 		goto out;
+	if (test__verbose())
+		printf("    HRESP logged: %s\n", kmsg_count(HRESP_MSG) > before ? "yes" : "no (rate-limited)");
 	/* still failing: what arms the ring now is the recovery's own refill */
 	t0 = now_secs();
 	while (ping_peer(ifname, peer, 56, 1, "0.2") && now_secs() - t0 < RECOVERY_BOUND)
 		;
 	injected = fault_injected(&f);
 	if (test__verbose())
-		printf("    first reply %.1f s after the recovery; %ld more refill allocations "
-		       "failed since the drain\n", now_secs() - t0, injected - injected_drain);
+		printf("    %s %.1f s after the recovery; %ld more refill allocations failed since "
+		       "the drain\n", now_secs() - t0 < RECOVERY_BOUND ? "first reply" : "no reply in",
+		       now_secs() - t0, injected - injected_drain);
 	ASSERT_LT(now_secs() - t0, RECOVERY_BOUND,
 		  "a reply within the bound after the recovery, atomic refills still failing");
+	/* the host's answer, once RX works again */
+	if (!gem_control_recv(hfd, reply, sizeof(reply), 10) && test__verbose())
+		printf("    host: %s\n", reply);
+	hfd = -1;
 out:
+	if (hfd >= 0)
+		close(hfd);
 	fault_disarm(&f);
+	gem_kprobe_del(&task_done);
 	if (fd >= 0)
 		close(fd);
 	if (rings) {
