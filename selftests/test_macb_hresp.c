@@ -674,14 +674,11 @@ static void xdp_load_stop(struct xdp_load *l, const char *ifname, const char *pe
 	if (l->attached)
 		cli_detach(&l->bg, ifname);
 	reap(&l->flood);
-	if (!l->attached)
-		goto undo;
 	/* whatever happened before: the close must get every page back */
 	stalled = kmsg_count(STALLED);
 	if (ASSERT_OK(sh("ip link set %s down", ifname), "ip link set down"))
 		assert_pools_released(l->ifindex, l->detached0, stalled);
 	sh("ip link set %s up", ifname);
-undo:
 	if (l->rings)
 		link_set_rings(NULL, ifname, l->rx, l->tx);
 	wait_carrier(ifname, 20);
