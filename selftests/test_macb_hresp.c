@@ -28,6 +28,9 @@
  *				ndo_xdp_xmit: every page back at the close,
  *				no corrupted ring (BUG 3)
  *
+ * and macb_tx_poll/threaded_yields: threaded TX NAPIs fed by XDP from the
+ * other CPU let that CPU run, drain, and go idle (vmtest/qemu/0005).
+ *
  * Everything skips, saying why, without the GEM (the host, the x86 guest)
  * or without the host's control service (a board without it, Debian's
  * QEMU); the XDP subtests skip on a stock kernel.
@@ -581,12 +584,12 @@ struct xdp_load {
 	pid_t flood;
 };
 
-/* Starts the load, trafficgen only if xmit; tx_ring > 0 resizes the TX
- * rings first. false when it could not (skipped, or an assertion failed):
+/* Starts the load for secs, trafficgen only if xmit; tx_ring > 0 resizes
+ * the TX rings first. false when it could not (skipped, or an assertion failed):
  * xdp_load_stop() all the same.
  */
 static bool xdp_load_start(struct xdp_load *l, const char *ifname, const char *peer, int tx_ring,
-			   bool xmit)
+			   bool xmit, int secs)
 {
 	struct pp_info pi;
 	char args[256];
@@ -617,7 +620,7 @@ static bool xdp_load_start(struct xdp_load *l, const char *ifname, const char *p
 	 */
 	/* paced: unpaced, the flood crowds out the control service's TCP */
 	snprintf(args, sizeof(args), "exec iperf3 -c %s --connect-timeout 5000 -u -R -b 20M -l 1400 "
-		 "--cport %d -t 300 >/dev/null 2>&1", peer, XDP_TX_PORT);
+		 "--cport %d -t %d >/dev/null 2>&1", peer, XDP_TX_PORT, secs);
 	l->flood = spawn(args);
 	if (!ASSERT_TRUE(rx_moves(ifname, 200, 20), "the peer's UDP flood arrives"))
 		return false;
@@ -627,7 +630,7 @@ static bool xdp_load_start(struct xdp_load *l, const char *ifname, const char *p
 		return false;
 	if (!xmit)
 		return true;
-	snprintf(args, sizeof(args), "trafficgen %s -t 2 -d 300 --dst-mac %s --json -q", ifname, l->mac);
+	snprintf(args, sizeof(args), "trafficgen %s -t 2 -d %d --dst-mac %s --json -q", ifname, secs, l->mac);
 	l->gen = ASSERT_OK(cli_start(&l->tg, NULL, args), "trafficgen");
 	return l->gen;
 }
@@ -694,7 +697,7 @@ static void xdp_frames_returned(const char *ifname, const char *peer)
 	/* a small TX ring: the XDP frames fill it while the DMA is stopped,
 	 * and the recovery finds it full
 	 */
-	if (xdp_load_start(&l, ifname, peer, TX_RING, true)) {
+	if (xdp_load_start(&l, ifname, peer, TX_RING, true, 300)) {
 		for (int round = 0; round < HRESP_ROUNDS; round++)
 			if (!ASSERT_TRUE(xdp_load_moves(&l, ifname, 50, 30, &xtx, &xmit),
 					 "XDP_TX and ndo_xdp_xmit both sending before HRESP") ||
@@ -843,7 +846,7 @@ static void tx_error_xdp(const char *ifname, const char *peer)
 	    !ASSERT_OK(sh("echo 0 > /proc/irq/%s/smp_affinity_list", irq), "the GEM's interrupt on CPU 0"))
 		goto out;
 	if (!ASSERT_GT(napi_threads_on(ifname, 1), 0, "the GEM's NAPI threads on CPU 1") ||
-	    !xdp_load_start(&l, ifname, peer, TX_RING, false) ||
+	    !xdp_load_start(&l, ifname, peer, TX_RING, false, 300) ||
 	    !ASSERT_TRUE(xdp_load_moves(&l, ifname, 50, 30, &xtx, &xmit), "XDP_TX sending before the errors"))
 		goto out;
 	if (!ASSERT_OK(gem_kprobe_add(&entry, "txerr_task", "macb_tx_error_task", NULL),
@@ -875,6 +878,171 @@ out:
 	 * ring; a ring that no longer completes keeps them for good
 	 */
 	ASSERT_EQ(kmsg_count(STALLED) - stalled, 0, "\"" STALLED "\" lines during the subtest");
+}
+
+/* ---- threaded TX NAPIs fed from the other CPU ---- */
+
+#define YIELD_SECS	20	/* s the producers send for */
+#define YIELD_GAP	1.0	/* s: the longest CPU 0 may go without its probe */
+
+static long long tx_packets(const char *ifname)
+{
+	char n[32];
+
+	if (sh_out(n, sizeof(n), "cat /sys/class/net/%s/statistics/tx_packets", ifname))
+		return -1;
+	return atoll(n);
+}
+
+/* CPU time, in ms, the NAPI threads of ifname have used so far */
+static long long napi_cpu_ms(const char *ifname)
+{
+	pid_t pids[64];
+	long ids[64], ticks = sysconf(_SC_CLK_TCK);
+	int n = napi_threads(ifname, pids, ids, 64);
+	unsigned long long ut, st, sum = 0;
+	char path[64];
+	FILE *f;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", pids[i]);
+		f = fopen(path, "r");
+		/* comm holds no blank: "napi/<if>-<id>" */
+		if (f && fscanf(f, "%*d %*s %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				&ut, &st) == 2) {
+			sum += ut + st;
+			if (test__verbose())
+				printf("    napi/%s-%ld (pid %d): %llu ms\n", ifname, ids[i], pids[i],
+				       (ut + st) * 1000 / ticks);
+		}
+		if (f)
+			fclose(f);
+	}
+	return sum * 1000 / ticks;
+}
+
+/* cmd under sh on cpu only */
+static pid_t spawn_on(int cpu, const char *cmd)
+{
+	pid_t pid = fork();
+	cpu_set_t set;
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * The layout an RCU stall in macb_tx_poll() was first seen in: TX NAPIs
+ * threaded on CPU 0 with the GEM's interrupt, RX queue 0's NAPI on CPU 1
+ * with XDP_TX sending the peer's flood back into TX queue 0, and
+ * trafficgen's live frames into ndo_xdp_xmit() from both CPUs. The cause
+ * was the emulator (vmtest/qemu/0005-*.patch): its used-bit write-back
+ * rewrote the next TX descriptor, which the other vCPU was filling, so TX
+ * queue 0 stopped for good with frames on it; every TSTART then raised
+ * TXUBR, the interrupts kept TX queue 0's NAPI scheduled, and 6.12's NAPI
+ * thread, which yields only after a full budget, held CPU 0 on this
+ * PREEMPT_NONE kernel, the other TX queue's NAPI included.
+ *
+ * What must hold: this process, on CPU 0, sleeping 10 ms at a time, never
+ * goes a second without running; once the producers stop, TX drains and
+ * the NAPI threads go idle (a stuck queue keeps them polling); every page
+ * comes back at the close. XDPLAB_GEM_NAPI_YIELD picks other producers,
+ * for diagnosis: "stack" (iperf3 UDP from CPU 1, unpaced; stock has no
+ * other) or "xdp_tx" (XDP_TX alone).
+ */
+static void tx_napi_yields(const char *ifname, const char *peer)
+{
+	const char *how = getenv("XDPLAB_GEM_NAPI_YIELD") ?: "xdp_tx_xmit";
+	long stalls = kmsg_count("rcu_sched self-detected stall");
+	char threaded[8] = "", irq[16] = "", cmd[256];
+	double gap = 0, last, end;
+	struct xdp_load l = {};
+	long long tx0, tx1, cpu;
+	pid_t prod = -1;
+	cpu_set_t set, all;
+	int status;
+
+	if (strcmp(how, "stack") && strcmp(how, "xdp_tx") && strcmp(how, "xdp_tx_xmit")) {
+		test__skip("XDPLAB_GEM_NAPI_YIELD=%s: not stack, xdp_tx or xdp_tx_xmit", how);
+		return;
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		test__skip("one CPU: nothing runs beside the TX NAPI");
+		return;
+	}
+	gem_irq(ifname, irq, sizeof(irq));
+	if (sh_out(threaded, sizeof(threaded), "cat /sys/class/net/%s/threaded", ifname) || !*irq) {
+		test__skip("no threaded NAPI, or the GEM's interrupt not found in /proc/interrupts");
+		return;
+	}
+	threaded[strcspn(threaded, "\n")] = 0;
+	sched_getaffinity(0, sizeof(all), &all);
+	if (!ASSERT_OK(sh("echo 1 > /sys/class/net/%s/threaded", ifname), "threaded NAPI") ||
+	    !ASSERT_OK(sh("echo 0 > /proc/irq/%s/smp_affinity_list", irq), "the GEM's interrupt on CPU 0") ||
+	    !ASSERT_GT(napi_rx0_thread(ifname, 0), 0, "RX queue 0's NAPI on CPU 1, the rest on CPU 0"))
+		goto out;
+	tx0 = tx_packets(ifname);
+	if (!strcmp(how, "stack")) {
+		snprintf(cmd, sizeof(cmd), "exec iperf3 -c %s --connect-timeout 5000 -u -b 0 -l 1400 "
+			 "-t %d >/dev/null 2>&1", peer, YIELD_SECS);
+		prod = spawn_on(1, cmd);
+	} else if (!xdp_load_start(&l, ifname, peer, 0, !strcmp(how, "xdp_tx_xmit"), YIELD_SECS)) {
+		goto out;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (!ASSERT_OK(sched_setaffinity(0, sizeof(set), &set), "this process on CPU 0"))
+		goto out;
+	last = now_secs();
+	for (end = last + YIELD_SECS + 5; now_secs() < end;) {
+		usleep(10000);
+		if (now_secs() - last > gap)
+			gap = now_secs() - last;
+		last = now_secs();
+		if (prod > 0 && waitpid(prod, &status, WNOHANG) == prod) {
+			prod = -1;
+			break;
+		}
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+	tx1 = tx_packets(ifname);
+	printf("    producer %s: %lld frames sent; CPU 0's probe went %.3f s without running; "
+	       "%ld new RCU stall reports\n", how, tx1 - tx0, gap,
+	       kmsg_count("rcu_sched self-detected stall") - stalls);
+	ASSERT_GT(tx1 - tx0, 1000, "frames the producer sent");
+	ASSERT_LT((long long)(gap * 1000), (long long)(YIELD_GAP * 1000),
+		  "longest time CPU 0's probe went without running (ms)");
+	/* yielding must not hide a poll that spins with nothing to do: once
+	 * the producers are done (trafficgen ends at a chunk's end), the
+	 * NAPI threads go idle
+	 */
+	reap(&prod);
+	for (end = now_secs() + 30, tx0 = -1; tx0 != tx1 && now_secs() < end; sleep(1)) {
+		tx0 = tx1;
+		tx1 = tx_packets(ifname);
+	}
+	ASSERT_EQ(tx1, tx0, "tx_packets still over 1 s, within 30 s of the producers' end");
+	cpu = napi_cpu_ms(ifname);
+	sleep(2);
+	cpu = napi_cpu_ms(ifname) - cpu;
+	printf("    idle: the NAPI threads used %lld ms of CPU in 2 s\n", cpu);
+	ASSERT_LT(cpu, 200, "CPU the idle NAPI threads used in 2 s (ms)");
+out:
+	sched_setaffinity(0, sizeof(all), &all);
+	reap(&prod);
+	xdp_load_stop(&l, ifname, peer);
+	if (*threaded)
+		sh("echo %s > /sys/class/net/%s/threaded", threaded, ifname);
+	if (*irq)
+		sh("cat /proc/irq/default_smp_affinity > /proc/irq/%s/smp_affinity", irq);
 }
 
 /* ---- link_up_during_recovery (the review of v7) ---- */
@@ -1366,4 +1534,16 @@ TEST(macb_tx_error)
 	wait_carrier(ifname, 20);
 	if (test__start_subtest("xdp_producers"))
 		tx_error_xdp(ifname, peer);
+}
+
+TEST(macb_tx_poll)
+{
+	char ifname[IF_NAMESIZE];
+	const char *peer = gem_peer();
+
+	if (!gem_error_ready(ifname, "txerr-count", "0004-*.patch"))
+		return;
+	wait_carrier(ifname, 20);
+	if (test__start_subtest("threaded_yields"))
+		tx_napi_yields(ifname, peer);
 }

@@ -17,6 +17,8 @@
 # And it never raises a DMA bus error: vmtest/qemu/0003-*.patch lets the
 # host do so (QOM property inject-hresp, set over QMP by
 # vmtest/gem-control.sh), so that macb's HRESP recovery runs at all.
+# And its TX used-bit write-back rewrote the next descriptor too, which a
+# second vCPU may be filling: frames stuck for good (vmtest/qemu/0005).
 #
 #   VMTEST_GEM_QEMU=patched (default)  build or reuse the patched binary
 #   VMTEST_GEM_QEMU=system             Debian's qemu-system-<target>, as is
