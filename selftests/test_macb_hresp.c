@@ -774,6 +774,48 @@ static pid_t napi_rx0_thread(const char *ifname, int cpu0)
 	return pid;
 }
 
+/* Where the GEM's interrupt and NAPIs run: the interrupt on CPU 0, the
+ * NAPIs threaded (the caller places the threads); what was there before,
+ * for napi_layout_undo().
+ */
+struct napi_layout {
+	char threaded[8], irq[16];
+};
+
+/* false, having skipped, where the layout cannot be had; changes nothing */
+static bool napi_layout_probe(struct napi_layout *n, const char *ifname, const char *beside)
+{
+	memset(n, 0, sizeof(*n));
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		test__skip("one CPU: nothing runs beside %s", beside);
+		return false;
+	}
+	gem_irq(ifname, n->irq, sizeof(n->irq));
+	if (sh_out(n->threaded, sizeof(n->threaded), "cat /sys/class/net/%s/threaded", ifname) ||
+	    !*n->irq) {
+		memset(n, 0, sizeof(*n));
+		test__skip("no threaded NAPI, or the GEM's interrupt not found in /proc/interrupts");
+		return false;
+	}
+	n->threaded[strcspn(n->threaded, "\n")] = 0;
+	return true;
+}
+
+static bool napi_layout_set(const struct napi_layout *n, const char *ifname)
+{
+	return ASSERT_OK(sh("echo 1 > /sys/class/net/%s/threaded", ifname), "threaded NAPI") &&
+	       ASSERT_OK(sh("echo 0 > /proc/irq/%s/smp_affinity_list", n->irq),
+			 "the GEM's interrupt on CPU 0");
+}
+
+static void napi_layout_undo(const struct napi_layout *n, const char *ifname)
+{
+	if (*n->threaded)
+		sh("echo %s > /sys/class/net/%s/threaded", n->threaded, ifname);
+	if (*n->irq)
+		sh("cat /proc/irq/default_smp_affinity > /proc/irq/%s/smp_affinity", n->irq);
+}
+
 /* ---- the TX error task against the XDP producers (issue 20, BUG 3) ---- */
 
 #define TXERR_ROUNDS	200
@@ -822,9 +864,9 @@ static void tx_error_xdp(const char *ifname, const char *peer)
 {
 	struct gem_kprobe entry = {}, done = {};
 	const char *no = gem_kprobe_unavailable();
-	char threaded[8] = "", irq[16] = "";
 	long bugs = kmsg_count("BUG:"), stalled = kmsg_count(STALLED);
 	long long xtx = 0, xmit = 0;
+	struct napi_layout nl;
 	struct xdp_load l = {};
 	int raised = 0;
 
@@ -832,18 +874,9 @@ static void tx_error_xdp(const char *ifname, const char *peer)
 		test__skip("%s", no);
 		return;
 	}
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		test__skip("one CPU: nothing runs beside the TX error task");
+	if (!napi_layout_probe(&nl, ifname, "the TX error task"))
 		return;
-	}
-	gem_irq(ifname, irq, sizeof(irq));
-	if (sh_out(threaded, sizeof(threaded), "cat /sys/class/net/%s/threaded", ifname) || !*irq) {
-		test__skip("no threaded NAPI, or the GEM's interrupt not found in /proc/interrupts");
-		return;
-	}
-	threaded[strcspn(threaded, "\n")] = 0;
-	if (!ASSERT_OK(sh("echo 1 > /sys/class/net/%s/threaded", ifname), "threaded NAPI") ||
-	    !ASSERT_OK(sh("echo 0 > /proc/irq/%s/smp_affinity_list", irq), "the GEM's interrupt on CPU 0"))
+	if (!napi_layout_set(&nl, ifname))
 		goto out;
 	if (!ASSERT_GT(napi_threads_on(ifname, 1), 0, "the GEM's NAPI threads on CPU 1") ||
 	    !xdp_load_start(&l, ifname, peer, TX_RING, false, 300) ||
@@ -869,10 +902,7 @@ out:
 	gem_kprobe_del(&done);
 	gem_kprobe_del(&entry);
 	xdp_load_stop(&l, ifname, peer);
-	if (*threaded)
-		sh("echo %s > /sys/class/net/%s/threaded", threaded, ifname);
-	if (*irq)
-		sh("cat /proc/irq/default_smp_affinity > /proc/irq/%s/smp_affinity", irq);
+	napi_layout_undo(&nl, ifname);
 	ASSERT_EQ(kmsg_count("BUG:") - bugs, 0, "\"BUG:\" lines in the kernel log");
 	/* trafficgen's pools are destroyed with frames still on the GEM's TX
 	 * ring; a ring that no longer completes keeps them for good
@@ -962,9 +992,10 @@ static void tx_napi_yields(const char *ifname, const char *peer)
 {
 	const char *how = getenv("XDPLAB_GEM_NAPI_YIELD") ?: "xdp_tx_xmit";
 	long stalls = kmsg_count("rcu_sched self-detected stall");
-	char threaded[8] = "", irq[16] = "", cmd[256];
 	double gap = 0, last, end;
+	struct napi_layout nl;
 	struct xdp_load l = {};
+	char cmd[256];
 	long long tx0, tx1, cpu;
 	pid_t prod = -1;
 	cpu_set_t set, all;
@@ -974,19 +1005,10 @@ static void tx_napi_yields(const char *ifname, const char *peer)
 		test__skip("XDPLAB_GEM_NAPI_YIELD=%s: not stack, xdp_tx or xdp_tx_xmit", how);
 		return;
 	}
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		test__skip("one CPU: nothing runs beside the TX NAPI");
+	if (!napi_layout_probe(&nl, ifname, "the TX NAPI"))
 		return;
-	}
-	gem_irq(ifname, irq, sizeof(irq));
-	if (sh_out(threaded, sizeof(threaded), "cat /sys/class/net/%s/threaded", ifname) || !*irq) {
-		test__skip("no threaded NAPI, or the GEM's interrupt not found in /proc/interrupts");
-		return;
-	}
-	threaded[strcspn(threaded, "\n")] = 0;
 	sched_getaffinity(0, sizeof(all), &all);
-	if (!ASSERT_OK(sh("echo 1 > /sys/class/net/%s/threaded", ifname), "threaded NAPI") ||
-	    !ASSERT_OK(sh("echo 0 > /proc/irq/%s/smp_affinity_list", irq), "the GEM's interrupt on CPU 0") ||
+	if (!napi_layout_set(&nl, ifname) ||
 	    !ASSERT_GT(napi_rx0_thread(ifname, 0), 0, "RX queue 0's NAPI on CPU 1, the rest on CPU 0"))
 		goto out;
 	tx0 = tx_packets(ifname);
@@ -1039,10 +1061,7 @@ out:
 	sched_setaffinity(0, sizeof(all), &all);
 	reap(&prod);
 	xdp_load_stop(&l, ifname, peer);
-	if (*threaded)
-		sh("echo %s > /sys/class/net/%s/threaded", threaded, ifname);
-	if (*irq)
-		sh("cat /proc/irq/default_smp_affinity > /proc/irq/%s/smp_affinity", irq);
+	napi_layout_undo(&nl, ifname);
 }
 
 /* ---- link_up_during_recovery (the review of v7) ---- */
