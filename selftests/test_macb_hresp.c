@@ -1047,10 +1047,12 @@ static void tx_napi_yields(const char *ifname, const char *peer)
 	 * NAPI threads go idle
 	 */
 	reap(&prod);
-	for (end = now_secs() + 30, tx0 = -1; tx0 != tx1 && now_secs() < end; sleep(1)) {
-		tx0 = tx1;
+	end = now_secs() + 30;
+	do {
+		tx0 = tx_packets(ifname);
+		sleep(1);
 		tx1 = tx_packets(ifname);
-	}
+	} while (tx1 != tx0 && now_secs() < end);
 	ASSERT_EQ(tx1, tx0, "tx_packets still over 1 s, within 30 s of the producers' end");
 	cpu = napi_cpu_ms(ifname);
 	sleep(2);
