@@ -47,11 +47,14 @@ $(OUT)/bench/cache_model.so: bench/tcg/cache_model.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o $@ $<
 
+# (under `make arm64` OUT is build/arm64, whose insns_mark is the rule below)
+ifneq ($(OUT),build/arm64)
 $(OUT)/bench/insns_mark: bench/tcg/insns_mark.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -Wall -Wextra -Werror -static -no-pie \
 		-Wl,--section-start=xdplab_mark=$(INSNS_MARK_ADDR) -o $@ $<
+endif
 
 # bench/gem-insns.sh's window marks: a program for the board's guest whose
 # insns_mark() sits at a fixed address, which the plugin is told. Static,
