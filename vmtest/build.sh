@@ -16,6 +16,7 @@
 #   RT=1         also merge rt.config: PREEMPT_RT, lockdep, atomic-sleep checks
 #   FAULT=1      also merge fault.config: failslab, fail_page_alloc, fail_function
 #                (the three combine; each combination is a flavour of its own)
+#   O2=1         also merge o2.config: -O2 as distributions build, not -Os
 #   PAGE64K=1    arm64 only: 64 KiB pages (arm64-64k.config), for what a
 #                driver holds per page; combines with the three above
 #   VMTEST_SEED  1 (default): a flavour's first build starts from a copy of
@@ -38,8 +39,8 @@ patchdir=${PATCHDIR:-$XDPLAB_ROOT/kernel-patches}
 patchdir=$(cd "$patchdir" 2>/dev/null && pwd) ||
 	die "PATCHDIR=${PATCHDIR:-} is not a directory" "point PATCHDIR at a folder holding <driver>/*.patch"
 confdir=$XDPLAB_ROOT/kernel-patches/config
-debug=${DEBUG:-0} rt=${RT:-0} fault=${FAULT:-0} page64k=${PAGE64K:-0}
-for v in DEBUG=$debug RT=$rt FAULT=$fault PAGE64K=$page64k; do
+debug=${DEBUG:-0} rt=${RT:-0} fault=${FAULT:-0} o2=${O2:-0} page64k=${PAGE64K:-0}
+for v in DEBUG=$debug RT=$rt FAULT=$fault O2=$o2 PAGE64K=$page64k; do
 	[ "${v#*=}" = 0 ] || [ "${v#*=}" = 1 ] || die "$v: expected 0 or 1"
 done
 [ "$page64k" = 0 ] || [ "$arch" = arm64 ] ||
@@ -63,11 +64,11 @@ frags=("$confdir/base.config" "$confdir/$arch.config")
 # netfilter would only make a slow build slower.
 if [ "$arch" = arm ]; then
 	frags=("$confdir/arm.config")
-	[ "$debug$rt$fault" = 000 ] ||
-		die "DEBUG=, RT= and FAULT= are not for ARCH=arm" "arm.config already has lockdep, atomic-sleep checks and fail_page_alloc; drop them"
+	[ "$debug$rt$fault$o2" = 0000 ] ||
+		die "DEBUG=, RT=, FAULT= and O2= are not for ARCH=arm" "arm.config already has lockdep, atomic-sleep checks and fail_page_alloc; drop them"
 fi
 suffix=""
-for f in debug:$debug rt:$rt fault:$fault; do
+for f in debug:$debug rt:$rt fault:$fault o2:$o2; do
 	[ "${f#*:}" = 1 ] || continue
 	f=${f%:*}
 	suffix+=-$f

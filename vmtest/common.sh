@@ -69,13 +69,13 @@ with_lock() {
 
 # kselftest_dirs ARCH CACHE PATCHDIR: for the kernel vmtest/build.sh builds
 # with the settings in the environment (KERNEL_SRC, PATCHES, DEBUG, RT,
-# FAULT, PAGE64K), the names it uses: sets tree (the source tree), treekey, bdir
+# FAULT, O2, PAGE64K), the names it uses: sets tree (the source tree), treekey, bdir
 # (its build directory) and out (where the kernel's selftests for that
 # kernel and series selection are built).
 # shellcheck disable=SC2034 # the caller's variables
 kselftest_dirs() {
 	local arch=$1 cache=$2 patchdir=$3 suffix sel series
-	suffix=$([ "${DEBUG:-0}" = 0 ] || echo -debug)$([ "${RT:-0}" = 0 ] || echo -rt)$([ "${FAULT:-0}" = 0 ] || echo -fault)$([ "${PAGE64K:-0}" = 0 ] || echo -64k)
+	suffix=$([ "${DEBUG:-0}" = 0 ] || echo -debug)$([ "${RT:-0}" = 0 ] || echo -rt)$([ "${FAULT:-0}" = 0 ] || echo -fault)$([ "${O2:-0}" = 0 ] || echo -o2)$([ "${PAGE64K:-0}" = 0 ] || echo -64k)
 	if [ -n "${KERNEL_SRC:-}" ]; then
 		tree=$(cd "$KERNEL_SRC" && pwd)
 		treekey=ext-$(echo "$tree" | hash_stream | cut -c1-8)

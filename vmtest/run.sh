@@ -8,7 +8,7 @@
 #   KERNEL=6.12 (default)  Debian's linux-source-6.12 + PATCHES (vmtest/build.sh)
 #   KERNEL=debian-6.1      Debian's prebuilt 6.1 kernel (vmtest/debian-kernel.sh)
 #   KERNEL=<file>          boot that image as it is
-#   DEBUG=1, RT=1, FAULT=1, PAGE64K=1 flavours of the 6.12 build (vmtest/build.sh)
+#   DEBUG=1, RT=1, FAULT=1, O2=1, PAGE64K=1 flavours of the 6.12 build (vmtest/build.sh)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -32,7 +32,7 @@ trap 'rm -rf "$tmp"' EXIT
 kernel=${KERNEL:-6.12}
 # RT=1 and FAULT=1 are configurations of the kernel built here; a prebuilt
 # kernel is what it is.
-flavours="$([ "${RT:-0}" = 0 ] || echo ' RT=1')$([ "${FAULT:-0}" = 0 ] || echo ' FAULT=1')$([ "${PAGE64K:-0}" = 0 ] || echo ' PAGE64K=1')"
+flavours="$([ "${RT:-0}" = 0 ] || echo ' RT=1')$([ "${FAULT:-0}" = 0 ] || echo ' FAULT=1')$([ "${O2:-0}" = 0 ] || echo ' O2=1')$([ "${PAGE64K:-0}" = 0 ] || echo ' PAGE64K=1')"
 case "$kernel" in
 6.12 | "") ;;
 *)

@@ -20,6 +20,7 @@
 #   DEBUG=1                          KASAN, lockdep, kmemleak, DEBUG_NET
 #   RT=1                             PREEMPT_RT + lockdep + atomic-sleep checks
 #   FAULT=1                          failslab, fail_page_alloc, fail_function
+#   O2=1                             -O2 as distributions build (tinyconfig: -Os)
 #                                    (DEBUG, RT, FAULT combine; 6.12 only)
 #   KERNEL_SRC=<tree>  PATCHDIR=<dir>  XDPLAB_CACHE=<dir>  VMTEST_TIMEOUT=<s>
 #   VMTEST_MEM=<MiB>  VMTEST_SMP=<n>  XDPLAB_KVM=auto|0|1  VMTEST_VERBOSE=1  V=1
