@@ -99,7 +99,7 @@ static void pp_msg(const char *p, const char *end, int ifindex, bool stats, stru
 {
 	int ifi = 0;
 	bool detached = false;
-	unsigned long long inflight = 0, alloc = 0, slow = 0, rec = 0;
+	unsigned long long inflight = 0, alloc = 0, slow = 0, rec = 0, cached = 0;
 
 	for (; p + NLA_HDRLEN <= end;) {
 		const struct nlattr *a = (const void *)p;
@@ -125,6 +125,8 @@ static void pp_msg(const char *p, const char *end, int ifindex, bool stats, stru
 			else if (type == NETDEV_A_PP_STATS_RECYCLE_CACHED ||
 				 type == NETDEV_A_PP_STATS_RECYCLE_RING)
 				rec += nla_u(a);
+			if (type == NETDEV_A_PP_STATS_RECYCLE_CACHED)
+				cached += nla_u(a);
 		} else if (type == NETDEV_A_PAGE_POOL_IFINDEX) {
 			ifi = nla_u(a);
 		} else if (type == NETDEV_A_PAGE_POOL_INFLIGHT) {
@@ -142,6 +144,7 @@ static void pp_msg(const char *p, const char *end, int ifindex, bool stats, stru
 	pi->alloc += alloc;
 	pi->slow += slow;
 	pi->recycled += rec;
+	pi->cached += cached;
 }
 
 /* Dumps cmd of the netdev family in namespace ns (NULL: this one), with

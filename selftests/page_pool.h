@@ -10,6 +10,7 @@ struct pp_info {
 	int detached;		/* of those, destroyed but with pages out */
 	unsigned long long inflight;
 	unsigned long long alloc, slow, recycled;
+	unsigned long long cached;	/* of recycled, into the lockless cache */
 };
 
 /* Dumps the page pools (or, with stats, their counters) in namespace ns
