@@ -754,6 +754,7 @@ TEST(tun_gso_pressure)
 	struct fault fault = {};
 	static struct frame f;
 	int pfd = -1, sent, got;
+	long long rx_dropped, tx_dropped;
 	long injected;
 
 	if (why) {
@@ -772,6 +773,9 @@ TEST(tun_gso_pressure)
 	if (!ASSERT_GE(pfd, 0, "redirect frags program"))
 		goto out;
 	frame_build(&f, &t, SZ_GSO_BIG);
+	/* Where lost segments went, for the report below. */
+	rx_dropped = dev_stat(ns, TAP0, "rx_dropped");
+	tx_dropped = dev_stat(ns, TAP1, "tx_dropped");
 	if (!ASSERT_OK(fault_arm(&fault, &cfg), "arm fail_page_alloc"))
 		goto out;
 	sent = send_write(&t, &f, PRESSURE_FRAMES);
@@ -781,8 +785,11 @@ TEST(tun_gso_pressure)
 	got = tap_collect_csum(t1.fd, f.payload, sent, NULL, 10, &rc);
 	ASSERT_EQ(got, sent, "frames back whole (all their segments)");
 	ASSERT_EQ(rc.bad_csum, 0, "segments with an incomplete checksum");
-	if (test__verbose())
-		printf("    %ld allocations failed, %d of %d frames back\n", injected, got, sent);
+	if (test__verbose() || got != sent)
+		printf("    %ld allocations failed, %d of %d frames back (%d pieces, %d GSO); "
+		       "%s rx_dropped +%lld, %s tx_dropped +%lld\n", injected, got, sent,
+		       rc.pieces, rc.gso, TAP0, dev_stat(ns, TAP0, "rx_dropped") - rx_dropped,
+		       TAP1, dev_stat(ns, TAP1, "tx_dropped") - tx_dropped);
 out:
 	if (pfd >= 0)
 		close(pfd);
