@@ -18,9 +18,11 @@
  *                    the receiving socket at least the pages they hold.
  *  tun_gso_one_mss   (5) a TCP GSO frame of one MSS (a 32-byte TCP header)
  *                    under XDP_TX: one frame back at the tap fd.
- *  tun_gso_pressure  (6) UDP GSO frames under XDP_TX with 20 % of the
- *                    writer's order >= 1 allocations failing (FAULT=1):
- *                    every segment comes back.
+ *  tun_gso_pressure  (6) UDP GSO frames redirected to a second tap with
+ *                    20 % of the writer's order >= 1 allocations failing
+ *                    (FAULT=1): every segment arrives.
+ *  tun_gso_pool_empty (6, v10) the same with all of them failing: no frame
+ *                    finds pool pages, and every one must still arrive.
  *
  * and the bugs of the review of v3 (review-v3.md):
  *
@@ -739,14 +741,14 @@ out:
 #define PRESSURE_FRAMES 16
 
 /* UDP GSO frames of 15 segments, redirected by a frags program to a second
- * tap, while 20 % of the writer's allocations of order 1 and up that cannot
- * sleep fail: every segment must arrive at that tap's fd (as segments, or
- * as the GSO frame).
+ * tap, while percent % of the writer's allocations of order 1 and up that
+ * cannot sleep fail: every segment must arrive at that tap's fd (as
+ * segments, or as the GSO frame).
  */
-TEST(tun_gso_pressure)
+static void gso_pressure(const char *name, int percent)
 {
-	struct fault_cfg cfg = { .kind = FAULT_PAGE_ALLOC, .probability = 20, .min_order = 1,
-				 .ntasks = 1, .tasks = { getpid() } };
+	struct fault_cfg cfg = { .kind = FAULT_PAGE_ALLOC, .probability = percent,
+				 .min_order = 1, .ntasks = 1, .tasks = { getpid() } };
 	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t = { .fd = -1 }, t1 = { .fd = -1 };
@@ -761,7 +763,7 @@ TEST(tun_gso_pressure)
 		test__skip("%s", why);
 		return;
 	}
-	if (!setup("tungp", ns, 0, 1500, &t) ||
+	if (!setup(name, ns, 0, 1500, &t) ||
 	    !ASSERT_OK(tap_make(ns, TAP1, 0, 1500, &t1), "second tap"))
 		goto out;
 	if (!tap_has_rx_sg(ns)) {
@@ -796,6 +798,21 @@ out:
 	tap_close(&t1);
 	tap_close(&t);
 	netns_del(ns);
+}
+
+TEST(tun_gso_pressure)
+{
+	gso_pressure("tungp", 20);
+}
+
+/* Every frame misses the pool (its pages are order 1): each must still
+ * run the program on the native path, in order-0 pages the writer may
+ * wait for. Generic XDP, which v9 fell back to, drops a redirected GSO
+ * frame larger than the target's MTU (EMSGSIZE), uncounted.
+ */
+TEST(tun_gso_pool_empty)
+{
+	gso_pressure("tungpe", 100);
 }
 
 /* ==== the review of v3 (kernel-patches/tun/review-v3.md) ==== */
