@@ -35,6 +35,9 @@
  *  tun_seg_pressure_large  (2) 100,000-byte NEEDS_CSUM frames under XDP_TX
  *                          while the copy finds the pool empty (FAULT=1):
  *                          all back at the tap fd, none dropped.
+ *  tun_seg_order0_own_buf  (review-v10 BUG 2) the same with 9000-byte
+ *                          frames built in order-0 pages, and no buffer
+ *                          for the copy either: all at the socket.
  *
  * and one of issue 19's design points:
  *
@@ -1114,9 +1117,16 @@ out:
  * multi-buffer), which takes any length: 100,000-byte frames while the
  * copy's buffers cannot be had (seg_pool_faults()); each must reach the
  * socket whole, none counted dropped.
+ *
+ * len: the frames' length. pool_empty: every allocation of the writer that
+ * cannot sleep fails, of any order, not only the copy's (so the frame
+ * itself is built in order-0 pages the writer waits for).
  */
-TEST(tun_seg_pressure_large)
+static void seg_pressure(const char *tag, size_t len, bool pool_empty)
 {
+	struct fault_cfg empty = { .kind = FAULT_PAGE_ALLOC, .probability = 100,
+				   .ntasks = 1, .tasks = { getpid() } };
+	const char *why = fault_unavailable(FAULT_PAGE_ALLOC);
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t = { .fd = -1 };
 	struct xsk x = { .fd = -1 };
@@ -1129,7 +1139,11 @@ TEST(tun_seg_pressure_large)
 	long long dropped;
 	long injected;
 
-	if (!setup("tunsl", ns, 0, 9000, &t))
+	if (pool_empty && why) {
+		test__skip("%s", why);
+		return;
+	}
+	if (!setup(tag, ns, 0, 9000, &t))
 		goto out;
 	if (!tap_has_rx_sg(ns)) {
 		test__skip("tun without RX_SG: frames over a page take generic XDP");
@@ -1137,13 +1151,14 @@ TEST(tun_seg_pressure_large)
 	}
 	if (!xsk_redirect_setup(ns, &t, &x, &mfd, &pfd))
 		goto out;
-	big_udp_frame(frame, &t, sizeof(frame));
+	big_udp_frame(frame, &t, len);
 	dropped = dev_stat(ns, TAP0, "rx_dropped");
-	if (!seg_pool_faults(&fault))
+	if (pool_empty ? !ASSERT_OK(fault_arm(&fault, &empty), "arm fail_page_alloc") :
+			 !seg_pool_faults(&fault))
 		goto out;
 	/* one at a time: the UMEM holds 2.6 such frames */
 	for (int i = 0; i < SEG_BIG_FRAMES; i++) {
-		if (write_vh(t.fd, &vh, frame, sizeof(frame)))
+		if (write_vh(t.fd, &vh, frame, len))
 			break;
 		sent++;
 		got += xsk_drain(&x, lens + got, 1, 5);
@@ -1153,7 +1168,7 @@ TEST(tun_seg_pressure_large)
 	injected = fault_disarm(&fault);
 	dropped = dev_stat(ns, TAP0, "rx_dropped") - dropped;
 	for (int i = 0; i < got && i < SEG_BIG_FRAMES; i++)
-		whole += lens[i] == sizeof(frame);
+		whole += lens[i] == len;
 	if (test__verbose())
 		printf("    %ld allocations failed, %d of %d frames at the socket (%d whole), "
 		       "%lld dropped\n", injected, got, sent, whole, dropped);
@@ -1170,6 +1185,22 @@ out:
 	xsk_close(&x);
 	tap_close(&t);
 	netns_del(ns);
+}
+
+TEST(tun_seg_pressure_large)
+{
+	seg_pressure("tunsl", SEG_BIG_LEN, false);
+}
+
+/* review-v10 BUG 2. When the pool has no pages, a frame is built in
+ * order-0 pages (v10); redirected with its checksum left to the kernel,
+ * it is copied again, and when that copy finds no buffer either it must
+ * go on its own pages, as a frame of pool pages does: 9000-byte frames
+ * while every allocation of the writer that cannot sleep fails.
+ */
+TEST(tun_seg_order0_own_buf)
+{
+	seg_pressure("tunso", 9000, true);
 }
 
 /* ==== issue 19: invalid virtio-net headers ==== */
@@ -1361,7 +1392,8 @@ next:
  * atomic allocation; v6 made it after the frame had been copied, so its
  * failure failed write() with -ENOMEM for frames that stock and v5 take.
  * With every atomic slab allocation the writer makes under
- * tun_xdp_mb_build_skb() failing (FAULT=1: failslab with a stack filter,
+ * tun_xdp_buf_build_skb() (tun_xdp_mb_build_skb() before v10) failing
+ * (FAULT=1: failslab with a stack filter,
  * for this task only), good GSO frames and large NEEDS_CSUM ones under an
  * XDP_DROP frags program must all go in, and the program must see each
  * (the fallback takes the sleeping path and generic XDP).
@@ -1389,9 +1421,10 @@ TEST(tun_check_hdr_nomem)
 			   "(the FAULT=1 vmtest guest has it)");
 		return;
 	}
-	if (fault_text_range("tun_xdp_mb_build_skb", &c.require_start, &c.require_end)) {
-		test__skip("no tun_xdp_mb_build_skb() in /proc/kallsyms: kernel without the tun "
-			   "series' multi-buffer path");
+	if (fault_text_range("tun_xdp_buf_build_skb", &c.require_start, &c.require_end) &&
+	    fault_text_range("tun_xdp_mb_build_skb", &c.require_start, &c.require_end)) {
+		test__skip("no tun_xdp_buf_build_skb() (v9: tun_xdp_mb_build_skb()) in "
+			   "/proc/kallsyms: kernel without the tun series' multi-buffer path");
 		return;
 	}
 	if (!setup("tunnm", ns, 0, 9000, &t))
@@ -1405,7 +1438,7 @@ TEST(tun_check_hdr_nomem)
 	if (!good_frames(&t))
 		goto out;
 	runs = runs_of(runs_fd);
-	if (!ASSERT_OK(fault_arm(&f, &c), "arm failslab under tun_xdp_mb_build_skb()"))
+	if (!ASSERT_OK(fault_arm(&f, &c), "arm failslab under the skb builder"))
 		goto out;
 	for (int i = 0; i < NOMEM_FRAMES; i++) {
 		written += !write_vh_errno(t.fd, &good_gso_vh, good_gso, good_gso_len);
