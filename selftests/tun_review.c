@@ -64,6 +64,13 @@
  *                          a DEVMAP target that refuses them: none
  *                          recycled into the pool's lockless cache.
  *
+ * and a design point of the review of v11 (review-v11b.md):
+ *
+ *  tun_native_after_changes  64-byte frames under XDP_DROP after the
+ *                          program's attach, detach and re-attach, and
+ *                          replacement, on a tap and an IFF_NAPI one:
+ *                          all dropped in the driver (rx_dropped).
+ *
  * The programs are a few raw instructions, loaded here: each test needs a
  * verdict no xdplab program gives (a push then XDP_TX, a CPUMAP redirect
  * without headers parsed, XDP_TX without touching the frame).
@@ -816,6 +823,78 @@ TEST(tun_gso_pressure)
 TEST(tun_gso_pool_empty)
 {
 	gso_pressure("tungpe", 100);
+}
+
+/* ---- review-v11b DESIGN 1: frames for one buffer stay in the driver ---- */
+
+#define NATIVE_FRAMES 16
+
+/* NATIVE_FRAMES 64-byte frames written to t under an XDP_DROP program:
+ * all dropped in the driver. Since v11 tun_build_skb() runs no program,
+ * so a frame for one buffer gets native XDP only from the queue's pool,
+ * which must be there whenever a program is; rx_dropped counts a native
+ * XDP_DROP and not generic XDP's.
+ */
+static void native_drops(const char *ns, struct tap *t, const char *after)
+{
+	static struct frame f;
+	long long before = dev_stat(ns, TAP0, "rx_dropped");
+	char what[96];
+
+	frame_build(&f, t, SZ_64);
+	snprintf(what, sizeof(what), "frames written after %s", after);
+	if (!ASSERT_EQ(send_write(t, &f, NATIVE_FRAMES), NATIVE_FRAMES, what))
+		return;
+	snprintf(what, sizeof(what), "frames dropped in the driver after %s", after);
+	ASSERT_EQ(dev_stat(ns, TAP0, "rx_dropped") - before, NATIVE_FRAMES, what);
+}
+
+/* The program attached, detached and attached again, and replaced by
+ * another, on a tap and on an IFF_NAPI one: after each, 64-byte frames
+ * are dropped by the program in the driver.
+ */
+TEST(tun_native_after_changes)
+{
+	static const struct bpf_insn drop[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static const struct { const char *name; int flags; } taps[] = {
+		{ "plain", 0 }, { "napi", IFF_NAPI },
+	};
+
+	for (size_t i = 0; i < sizeof(taps) / sizeof(taps[0]); i++) {
+		char ns[NETNS_NAME_MAX] = "";
+		struct tap t = { .fd = -1 };
+		int pfd = -1, pfd2 = -1;
+
+		if (!test__start_subtest(taps[i].name))
+			continue;
+		if (!setup("tunna", ns, taps[i].flags, 1500, &t))
+			goto next;
+		pfd = xdp_raw_attach(ns, TAP0, drop, 2);
+		if (!ASSERT_GE(pfd, 0, "drop program"))
+			goto next;
+		native_drops(ns, &t, "the attach");
+		if (!ASSERT_OK(sh("ip -n %s link set " TAP0 " xdp off", ns), "detach"))
+			goto next;
+		close(pfd);
+		pfd = xdp_raw_attach(ns, TAP0, drop, 2);
+		if (!ASSERT_GE(pfd, 0, "drop program again"))
+			goto next;
+		native_drops(ns, &t, "a detach and a new attach");
+		pfd2 = xdp_raw_attach(ns, TAP0, drop, 2);
+		if (!ASSERT_GE(pfd2, 0, "a second drop program over the first"))
+			goto next;
+		native_drops(ns, &t, "the program's replacement");
+next:
+		if (pfd2 >= 0)
+			close(pfd2);
+		if (pfd >= 0)
+			close(pfd);
+		tap_close(&t);
+		netns_del(ns);
+	}
 }
 
 /* ==== the review of v3 (kernel-patches/tun/review-v3.md) ==== */
