@@ -210,6 +210,49 @@ int vhost_net_post(struct vhost_net *vn, const struct virtio_net_hdr *hdr,
 	return 0;
 }
 
+int vhost_net_post_split(struct vhost_net *vn, const struct virtio_net_hdr *hdr,
+			 const void *frame, size_t len, size_t first, size_t piece)
+{
+	size_t n = 1 + (len > first && piece ? (len - first + piece - 1) / piece : 0);
+	const uint8_t *src = frame;
+	uint16_t head = 0, prev = 0;
+
+	if (first > len || (len > first && !piece) || n > vn->nfree ||
+	    VHOST_NET_HDR_LEN + first > vn->slot || piece > vn->slot) {
+		errno = n > vn->nfree ? ENOBUFS : EMSGSIZE;
+		return -1;
+	}
+	for (size_t i = 0, off = 0; i < n; i++) {
+		uint16_t id = vn->free_ids[--vn->nfree];
+		uint8_t *buf = slot_addr(vn, id);
+		size_t take = i ? (len - off < piece ? len - off : piece) : first;
+
+		if (!i) {
+			memset(buf, 0, VHOST_NET_HDR_LEN);
+			if (hdr)
+				memcpy(buf, hdr, sizeof(*hdr));
+			memcpy(buf + VHOST_NET_HDR_LEN, src, first);
+			vn->vr.desc[id].addr = (uint64_t)(uintptr_t)buf;
+			vn->vr.desc[id].len = VHOST_NET_HDR_LEN + first;
+			head = id;
+		} else {
+			memcpy(buf, src + off, take);
+			vn->vr.desc[id].addr = (uint64_t)(uintptr_t)buf;
+			vn->vr.desc[id].len = take;
+			vn->vr.desc[prev].flags = VRING_DESC_F_NEXT;
+			vn->vr.desc[prev].next = id;
+		}
+		vn->vr.desc[id].flags = 0;
+		vn->vr.desc[id].next = 0;
+		off += take;
+		prev = id;
+	}
+	vn->vr.avail->ring[vn->avail_idx & (vn->num - 1)] = head;
+	vn->avail_idx++;
+	vn->posted++;
+	return 0;
+}
+
 int vhost_net_kick(struct vhost_net *vn)
 {
 	uint64_t one = 1;
@@ -235,7 +278,16 @@ static int reap_ready(struct vhost_net *vn)
 			errno = EPROTO;
 			return -1;
 		}
-		vn->free_ids[vn->nfree++] = e->id;
+		/* A chain (vhost_net_post_split()) comes back by its head. */
+		for (uint16_t id = e->id;; id = vn->vr.desc[id].next) {
+			if (vn->nfree >= vn->num) {
+				errno = EPROTO;
+				return -1;
+			}
+			vn->free_ids[vn->nfree++] = id;
+			if (!(vn->vr.desc[id].flags & VRING_DESC_F_NEXT))
+				break;
+		}
 		vn->used_idx++;
 		n++;
 	}

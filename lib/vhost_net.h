@@ -71,6 +71,15 @@ static inline unsigned int vhost_net_room(const struct vhost_net *vn)
  */
 int vhost_net_post(struct vhost_net *vn, const struct virtio_net_hdr *hdr,
 		   const void *frame, size_t len);
+/* As vhost_net_post(), but the frame goes in a chain of descriptors: the
+ * header and the first `first` bytes in one buffer, the rest in pieces of
+ * `piece` bytes, each in a buffer of its own (with buffers of a page or
+ * more, a page of its own): how a guest's scattered frame reaches vhost.
+ * Takes 1 + ceil((len - first) / piece) free descriptors; returns 0, or -1
+ * if there are not that many or a piece does not fit a buffer.
+ */
+int vhost_net_post_split(struct vhost_net *vn, const struct virtio_net_hdr *hdr,
+			 const void *frame, size_t len, size_t first, size_t piece);
 /* Notifies vhost of what was posted. Returns 0 or -1. */
 int vhost_net_kick(struct vhost_net *vn);
 /* Takes back the buffers vhost has consumed; waits up to timeout seconds
