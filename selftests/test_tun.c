@@ -132,6 +132,54 @@ void frame_build(struct frame *f, const struct tap *t, enum size_kind k)
 	frame_build_udp(f, t, size_len[k], gso ? GSO_SIZE : 0, gso);
 }
 
+/* ---- what a frame takes of tun's buffers, by page size ---- */
+
+/* A buffer of tun's (tun_can_build_skb(), tun_build_skb_pool()) on x86-64
+ * and arm64: TUN_RX_PAD (NET_SKB_PAD, 64-byte cache lines) and
+ * XDP_PACKET_HEADROOM before the frame, the frame cache-aligned, then a
+ * struct skb_shared_info of 320 bytes (MAX_SKB_FRAGS 17).
+ */
+#define TUN_BUF_PAD	(64 + 256)
+#define TUN_BUF_SHINFO	320
+
+/* The bytes a frame of len bytes takes of a pool page. */
+size_t tun_buf_len(size_t len)
+{
+	return ((len + TUN_BUF_PAD + 63) & ~(size_t)63) + TUN_BUF_SHINFO;
+}
+
+/* The longest frame tun puts in one buffer of a page: 3,456 bytes with
+ * 4 KB pages, 64,896 with 64 KB pages. A longer frame, or a GSO one, is
+ * the multi-buffer path's under a frags program (generic XDP's without).
+ */
+size_t tun_one_buf_max(void)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return ((page - TUN_BUF_SHINFO) & ~(size_t)63) - TUN_BUF_PAD;
+}
+
+/* len, when a frame of len bytes is too long for one buffer (9000 bytes
+ * with 4 KB pages); else the first round length that is: 65,000 bytes
+ * with 64 KB pages, still a UDP datagram.
+ */
+size_t tun_mb_frame_len(size_t len)
+{
+	size_t max = tun_one_buf_max();
+
+	return len > max ? len : max + 104;
+}
+
+/* The size of a page of tun's pools (TUN_PP_PAGE_SIZE): 8 KB, or one
+ * page where pages are larger.
+ */
+size_t tun_pool_page(void)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return page < 8192 ? 8192 : page;
+}
+
 /* Sum of the IPv4 pseudo header of the UDP datagram in the frame. */
 static uint32_t udp_pseudo_sum(const uint8_t *ip, size_t udp_len)
 {
@@ -142,8 +190,12 @@ static uint32_t udp_pseudo_sum(const uint8_t *ip, size_t udp_len)
 	return s + 17 + udp_len;
 }
 
-void frame_build_udp(struct frame *f, const struct tap *t, size_t len, unsigned int gso_size,
-		     bool partial_csum)
+/* A UDP frame of len bytes, PEER_IP:4242 -> TAP_IP:PORT, with no offload
+ * asked, in buf (struct frame holds 16 KB): its length, or 0. Above
+ * 14 + 65535 bytes its IP and UDP lengths are wrong (a frame for XDP_TX
+ * back to the tap, not for a socket).
+ */
+size_t frame_build_big(uint8_t *buf, size_t size, const struct tap *t, size_t len)
 {
 	struct pkt_spec spec = { .ipver = 4, .l4 = PKT_UDP, .sport = 4242, .dport = PORT,
 				 .len = len };
@@ -152,8 +204,28 @@ void frame_build_udp(struct frame *f, const struct tap *t, size_t len, unsigned 
 	memcpy(spec.src_mac, (uint8_t[]){ 2, 0, 0, 0, 0x22, 2 }, 6);
 	pkt_parse_ip(PEER_IP, &spec.src);
 	pkt_parse_ip(TAP_IP, &spec.dst);
+	return pkt_build(buf, size, &spec);
+}
+
+/* Writes the len bytes at buf n times to the tap's fd, behind a virtio-net
+ * header that asks nothing; returns how many went in whole.
+ */
+int send_write_big(const struct tap *t, const uint8_t *buf, size_t len, int n)
+{
+	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)buf, len } };
+	int ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += writev(t->fd, iov, 2) == (ssize_t)(sizeof(hdr) + len);
+	return ok;
+}
+
+void frame_build_udp(struct frame *f, const struct tap *t, size_t len, unsigned int gso_size,
+		     bool partial_csum)
+{
 	memset(&f->vh, 0, sizeof(f->vh));
-	f->len = pkt_build(f->data, sizeof(f->data), &spec);
+	f->len = frame_build_big(f->data, sizeof(f->data), t, len);
 	f->payload = f->len - 42;
 	if (partial_csum) {
 		/* Checksum offload asked of the kernel, the way a guest's
@@ -680,12 +752,16 @@ out_skel:
  * must go back to the old pool: the old pool must be gone while the fd
  * lives.
  *
- * The mapping the writer copies from: SRC_PAGES never touched (each write
- * faults), then HOLD_MAPS mappings of the same HOLD_MB of shared memory,
- * all populated: millions of page table entries for mprotect() to rewrite
- * under the lock, without the memory.
+ * The mapping the writer copies from: SRC_MB never touched (each write
+ * faults, a page further on), then HOLD_MAPS mappings of the same HOLD_MB
+ * of shared memory, all populated: millions of page table entries for
+ * mprotect() to rewrite under the lock, without the memory. Both are
+ * sized for 4 KB pages: with larger ones the source keeps its bytes (65536
+ * pages of 64 KB, 4 GB, are more than a 2 GB guest may map), and the
+ * held mappings are as many times more as a page is larger, for as many
+ * page table entries.
  */
-#define SRC_PAGES 65536
+#define SRC_MB 256
 #define HOLD_MB 128
 #define HOLD_MAPS 64
 
@@ -693,6 +769,7 @@ struct copy_race {
 	int fd;
 	uint8_t *src;
 	size_t page;
+	size_t srclen;		/* bytes of never touched pages at src */
 	size_t len;		/* bytes a frame */
 	int done, err;		/* writer: finished, errno of its last write */
 	int hold_maps;		/* populated mappings for mprotect() to rewrite */
@@ -705,7 +782,7 @@ static void *copy_race_writer(void *arg)
 	struct copy_race *r = arg;
 	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
 
-	for (long i = 0; i + (long)(r->len / r->page) + 1 < SRC_PAGES; i++) {
+	for (long i = 0; i + (long)(r->len / r->page) + 1 < (long)(r->srclen / r->page); i++) {
 		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { r->src + i * r->page, r->len } };
 
 		if (writev(r->fd, iov, 2) < 0 && errno == EFAULT) {
@@ -727,8 +804,7 @@ static void *copy_race_protect(void *arg)
 {
 	struct copy_race *r = arg;
 
-	mprotect(r->src, (size_t)SRC_PAGES * r->page + ((size_t)r->hold_maps * HOLD_MB << 20),
-		 PROT_NONE);
+	mprotect(r->src, r->srclen + ((size_t)r->hold_maps * HOLD_MB << 20), PROT_NONE);
 	r->t_protected = now_secs();
 	return NULL;
 }
@@ -752,7 +828,8 @@ static int drop_frags_attach(const char *ns)
 
 /* Both cases run under an xdp.frags XDP_DROP program (v5: a tap has pools
  * only while a program is attached). !frags: 1000-byte frames, one buffer
- * each. frags: 9000-byte frames, so that
+ * each. frags: 9000-byte frames (65,000 with 64 KB pages, where 9000 bytes
+ * fit one buffer: tun_mb_frame_len()), so that
  * the writer is held in the multi-buffer path's copy, and its failure
  * gives the buffers of the old pool back from there; then frames are
  * dropped by the same program on the new tap. With PREEMPT_RT and
@@ -762,15 +839,17 @@ static int drop_frags_attach(const char *ns)
  */
 static void reattach_while_copying(bool frags)
 {
-	size_t page = sysconf(_SC_PAGESIZE), srclen = (size_t)SRC_PAGES * page;
+	size_t page = sysconf(_SC_PAGESIZE), srclen = (size_t)SRC_MB << 20;
 	/* A PREEMPT_RT guest takes 2.4 s to delete the tap, and deleting a
 	 * tap with a program takes the pools' grace period too (a DEBUG=1
 	 * guest on a loaded host no longer held the writer long enough with
-	 * HOLD_MAPS): hold it four times as long.
+	 * HOLD_MAPS): hold it four times as long. Page table entries are what
+	 * mprotect() spends its time on: as many as with 4 KB pages.
 	 */
-	int hold_maps = 4 * HOLD_MAPS;
+	int hold_maps = 4 * HOLD_MAPS * (page > 4096 ? page / 4096 : 1);
 	size_t holdlen = (size_t)HOLD_MB << 20, maplen = srclen + hold_maps * holdlen;
-	struct copy_race r = { .fd = -1, .page = page, .len = frags ? 9000 : 1000,
+	struct copy_race r = { .fd = -1, .page = page, .srclen = srclen,
+			       .len = frags ? tun_mb_frame_len(9000) : 1000,
 			       .hold_maps = hold_maps };
 	char ns[NETNS_NAME_MAX] = "", cmd[160];
 	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
@@ -869,10 +948,14 @@ static void reattach_while_copying(bool frags)
 	ASSERT_EQ(pi.detached, 0, "pools of the deleted tap left while the fd lives on");
 	if (frags && ASSERT_OK(sh("ip -n %s link set " TAP0 " up", ns), "new tap up") &&
 	    ASSERT_OK(drop_frags_attach(ns), "drop frags program on the new tap")) {
-		static struct frame f;
+		/* frames of the writer's length, for the multi-buffer path */
+		uint8_t *buf = malloc(r.len);
 
-		frame_build(&f, &t, SZ_9000);
-		ASSERT_EQ(send_write(&t, &f, 4), 4, "frames dropped on the new tap");
+		if (ASSERT_OK_PTR(buf, "frame") &&
+		    ASSERT_EQ(frame_build_big(buf, r.len, &t, r.len), r.len, "frame built"))
+			ASSERT_EQ(send_write_big(&t, buf, r.len, 4), 4,
+				  "frames dropped on the new tap");
+		free(buf);
 	}
 	tap_close(&t);
 	assert_pools_gone(ns, "page pools left after closing the tap");
@@ -1029,22 +1112,31 @@ TEST(tun_page_pool)
 		goto out;
 	}
 	if (test__start_subtest("recycling")) {
-		int rounds = 64;
+		/* 1500-byte frames to a pool page: three to one of 8 KB (4 KB
+		 * pages), thirty to one of 64 KB. A round writes enough of
+		 * them for five pages or more: 16 with 4 KB pages, 160 with
+		 * 64 KB ones (16 there filled half a page, and most rounds
+		 * passed no page through the pool's ring).
+		 */
+		int rounds = 64, per_page = tun_pool_page() / tun_buf_len(size_len[SZ_1500]);
+		int per_round = 16 * (per_page / 3 > 1 ? per_page / 3 : 1);
 
 		sfd = udp_listen_in(ns);
 		ASSERT_OK(pp_dump(ns, t0.ifindex, true, &before), "stats before");
 		frame_build(&f, &t0, SZ_1500);
-		/* 1024 frames of 1500 bytes need at least 1024 / 3 pool pages
-		 * (three to a page of 8 KB, at most two to one of 4 KB): more
-		 * than the pool holds, and without recycling every one would
-		 * be a fresh (slow) allocation from the page allocator.
+		/* rounds * per_round frames of 1500 bytes need at least
+		 * rounds * per_round / per_page pool pages (341 with 4 KB or
+		 * 64 KB pages): more than the pool holds, and without
+		 * recycling every one would be a fresh (slow) allocation from
+		 * the page allocator.
 		 */
 		for (int i = 0; i < rounds; i++) {
-			ASSERT_EQ(send_write(&t0, &f, 16), 16, "written");
-			ASSERT_EQ(sock_collect(sfd, f.payload, 16, 5), 16, "received");
+			ASSERT_EQ(send_write(&t0, &f, per_round), per_round, "written");
+			ASSERT_EQ(sock_collect(sfd, f.payload, per_round, 5), per_round,
+				  "received");
 		}
 		ASSERT_OK(pp_dump(ns, t0.ifindex, true, &after), "stats after");
-		ASSERT_LT(after.slow - before.slow, rounds * 16 / 3 / 2,
+		ASSERT_LT(after.slow - before.slow, rounds * per_round / per_page / 2,
 			  "fresh pages: most of the pages came back");
 		/* Each round frees its pages when the socket is read; the one
 		 * still being filled may be reused without passing through the
@@ -1052,9 +1144,10 @@ TEST(tun_page_pool)
 		 */
 		ASSERT_GE(after.recycled - before.recycled, rounds, "pages recycled");
 		if (test__verbose())
-			printf("    alloc %llu (slow %llu) recycled %llu\n",
-			       after.alloc - before.alloc, after.slow - before.slow,
-			       after.recycled - before.recycled);
+			printf("    %d rounds of %d frames, %d to a pool page of %zu bytes: "
+			       "alloc %llu (slow %llu) recycled %llu\n", rounds, per_round,
+			       per_page, tun_pool_page(), after.alloc - before.alloc,
+			       after.slow - before.slow, after.recycled - before.recycled);
 	}
 	if (test__start_subtest("delete_under_traffic")) {
 		pid_t pid;
@@ -1141,18 +1234,32 @@ bool tap_has_rx_sg(const char *ns)
 /* Frames larger than a page and a GSO frame over several pages, written to
  * the tap, under one program: all must reach it as multi-buffer frames
  * (mb_packets) with a frags program, none without, and arrive intact where
- * the verdict sends them.
+ * the verdict sends them. "Larger than a page" is larger than tun puts in
+ * one buffer (tun_one_buf_max()): 9000-byte frames with 4 KB pages; with
+ * 64 KB pages those fit one buffer (and are counted as such), and frames
+ * of tun_mb_frame_len(9000) bytes (65,000) are written as well.
  */
 static void mb_verdict(const char *ns, struct tap *t0, struct tap *t1, enum verdict v,
 		       bool frags)
 {
 	static const enum size_kind kinds[] = { SZ_9000, SZ_GSO_BIG };
+	const size_t big_len = tun_mb_frame_len(size_len[SZ_9000]);
+	/* 9000 bytes fit one buffer: the frame that does not, as a third */
+	const bool big = big_len != size_len[SZ_9000];
+	const int nkinds = sizeof(kinds) / sizeof(kinds[0]) + big;
 	const char *fl = frags ? "--frags" : "--no-frags";
-	long long mb, n;
+	long long mb, n, want_mb = 0;
+	static uint8_t bigbuf[14 + 65535];
 	struct cli_bg bg;
 	int sfd = -1, st;
 	char args[160];
 
+	if (big && big_len > sizeof(bigbuf)) {
+		test__skip("no UDP frame is longer than tun's one buffer (%zu bytes) with %ld KB "
+			   "pages: only GSO frames are multi-buffer", tun_one_buf_max(),
+			   sysconf(_SC_PAGESIZE) >> 10);
+		return;
+	}
 	switch (v) {
 	case V_PASS:
 		snprintf(args, sizeof(args), "pass " TAP0 " %s --json -q", fl);
@@ -1173,20 +1280,40 @@ static void mb_verdict(const char *ns, struct tap *t0, struct tap *t1, enum verd
 		if (!ASSERT_GE(sfd, 0, "udp socket"))
 			return;
 	}
+	/* a redirect of a frame longer than the target's MTU is dropped */
+	if (big && v == V_REDIRECT &&
+	    !ASSERT_OK(sh("ip -n %s link set " TAP1 " mtu %zu", ns, big_len - 14),
+		       "second tap's MTU"))
+		goto out;
 	if (!cli_attach(&bg, ns, TAP0, args))
 		goto out;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+	for (int i = 0; i < nkinds; i++) {
 		static struct frame f;
+		bool is_big = i == (int)(sizeof(kinds) / sizeof(kinds[0]));
+		size_t len, payload;
 		char what[64];
 		int sent, got;
 
-		snprintf(what, sizeof(what), "write %s %s", size_name[kinds[i]], verdict_name[v]);
-		frame_build(&f, t0, kinds[i]);
-		sent = send_write(t0, &f, N_FRAMES);
+		if (is_big) {
+			len = frame_build_big(bigbuf, sizeof(bigbuf), t0, big_len);
+			payload = len - 42;
+			snprintf(what, sizeof(what), "write %zuB %s", big_len, verdict_name[v]);
+			sent = send_write_big(t0, bigbuf, len, N_FRAMES);
+		} else {
+			frame_build(&f, t0, kinds[i]);
+			len = f.len;
+			payload = f.payload;
+			snprintf(what, sizeof(what), "write %s %s", size_name[kinds[i]],
+				 verdict_name[v]);
+			sent = send_write(t0, &f, N_FRAMES);
+		}
+		/* GSO, or more than one buffer holds: multi-buffer */
+		if ((!is_big && kinds[i] == SZ_GSO_BIG) || len > tun_one_buf_max())
+			want_mb += N_FRAMES;
 		if (!test__report(sent == N_FRAMES, __FILE__, __LINE__, what,
 				  "%d of %d frames went in", sent, N_FRAMES))
 			continue;
-		got = collect(v, sfd, t0, t1, f.payload);
+		got = collect(v, sfd, t0, t1, payload);
 		if (v == V_DROP)
 			test__report(got <= 0, __FILE__, __LINE__, what, "%d frames got through",
 				     got);
@@ -1202,12 +1329,18 @@ static void mb_verdict(const char *ns, struct tap *t0, struct tap *t1, enum verd
 	}
 	n = json_num(out, "\"summary\"", verdict_name[v]);
 	mb = json_num(out, "\"summary\"", "mb_packets");
-	ASSERT_GE(n, 2 * N_FRAMES, "program's verdicts");
+	if (test__verbose())
+		printf("    %lld verdicts, %lld multi-buffer; %lld frames longer than one buffer "
+		       "(%zu bytes with %ld KB pages) or GSO\n", n, mb, want_mb,
+		       tun_one_buf_max(), sysconf(_SC_PAGESIZE) >> 10);
+	ASSERT_GE(n, nkinds * N_FRAMES, "program's verdicts");
 	if (frags)
-		ASSERT_GE(mb, 2 * N_FRAMES, "frames the program saw as multi-buffer");
+		ASSERT_GE(mb, want_mb, "frames the program saw as multi-buffer");
 	else
 		ASSERT_EQ(mb, 0, "multi-buffer frames given to a program without frags");
 out:
+	if (big && v == V_REDIRECT)
+		sh("ip -n %s link set " TAP1 " mtu 9000", ns);
 	if (sfd >= 0)
 		close(sfd);
 }

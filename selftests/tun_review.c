@@ -104,6 +104,16 @@
 #include "tun.h"
 #include "vhost_net.h"
 
+/* test_tun.c's: what tun makes of a frame by page size, and frames longer
+ * than struct frame holds.
+ */
+size_t tun_buf_len(size_t len);
+size_t tun_one_buf_max(void);
+size_t tun_mb_frame_len(size_t len);
+size_t tun_pool_page(void);
+size_t frame_build_big(uint8_t *buf, size_t size, const struct tap *t, size_t len);
+int send_write_big(const struct tap *t, const uint8_t *buf, size_t len, int n);
+
 #define TAP0 "xtun0"
 #define TAP1 "xtun1"
 #define FWD_IP "198.18.23.1"
@@ -504,7 +514,12 @@ out:
  * by GROW_BY bytes (bpf_xdp_adjust_tail(), which for a multi-buffer frame
  * needs the rxq's frag_size) and returns XDP_TX, or XDP_DROP if it
  * cannot: each must come back GROW_BY bytes longer, the frame intact and
- * the new bytes zero. tun before v5 registered frag_size 0.
+ * the new bytes zero. tun before v5 registered frag_size 0. "Larger than
+ * a page" is larger than tun puts in one buffer: 9000 and 16000 bytes
+ * with 4 KB pages (fragments in one and in two pool pages); with 64 KB
+ * pages, where those fit one buffer, 65,000 and 72,000 bytes, as many
+ * bytes longer as tun_mb_frame_len() makes 9000 (past 14 + 65535 bytes
+ * the IP and UDP lengths are wrong: nothing reads them on XDP_TX).
  */
 TEST(tun_mb_grow_tail)
 {
@@ -515,9 +530,11 @@ TEST(tun_mb_grow_tail)
 		MOV_IMM(BPF_REG_0, XDP_DROP), EXIT(),
 	};
 	static const size_t lens[] = { 9000, 16000 };
+	const size_t shift = tun_mb_frame_len(lens[0]) - lens[0];
+	const size_t cap = lens[sizeof(lens) / sizeof(lens[0]) - 1] + shift;
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t = { .fd = -1 };
-	static struct frame f;
+	uint8_t *frame = NULL;
 	int pfd = -1;
 
 	if (!setup("tungt", ns, 0, 9000, &t))
@@ -529,24 +546,30 @@ TEST(tun_mb_grow_tail)
 	pfd = xdp_raw_attach(ns, TAP0, prog, sizeof(prog) / sizeof(prog[0]));
 	if (!ASSERT_GE(pfd, 0, "grow-and-tx frags program"))
 		goto out;
+	frame = malloc(cap);
+	if (!ASSERT_OK_PTR(frame, "frame buffer"))
+		goto out;
 	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 		static const uint8_t zero[GROW_BY];
+		size_t len = lens[k] + shift;
 		char what[64];
 		ssize_t n;
 
-		frame_build_udp(&f, &t, lens[k], 0, false);
-		snprintf(what, sizeof(what), "%zu-byte frame grown by %d", f.len, GROW_BY);
-		if (!ASSERT_EQ(send_write(&t, &f, 1), 1, "frame written"))
+		if (!ASSERT_EQ(frame_build_big(frame, cap, &t, len), len, "frame built"))
+			continue;
+		snprintf(what, sizeof(what), "%zu-byte frame grown by %d", len, GROW_BY);
+		if (!ASSERT_EQ(send_write_big(&t, frame, len, 1), 1, "frame written"))
 			continue;
 		n = tap_read(t.fd, 5);
-		test__report(n == (ssize_t)(f.len + GROW_BY) &&
-			     !memcmp(rbuf + VHOST_NET_HDR_LEN, f.data, f.len) &&
-			     !memcmp(rbuf + VHOST_NET_HDR_LEN + f.len, zero, GROW_BY),
+		test__report(n == (ssize_t)(len + GROW_BY) &&
+			     !memcmp(rbuf + VHOST_NET_HDR_LEN, frame, len) &&
+			     !memcmp(rbuf + VHOST_NET_HDR_LEN + len, zero, GROW_BY),
 			     __FILE__, __LINE__, what,
 			     "came back as %zd bytes (want %zu: the frame, then %d zero bytes)", n,
-			     f.len + GROW_BY, GROW_BY);
+			     len + GROW_BY, GROW_BY);
 	}
 out:
+	free(frame);
 	if (pfd >= 0)
 		close(pfd);
 	tap_close(&t);
@@ -618,7 +641,11 @@ out:
  * xdp_frame, charging it the frame's buffer size once for the head and
  * once for each fragment. A 9014-byte frame cannot sit in less than
  * 12 KB of buffers (a page of 4 KB cannot hold it with its headroom and
- * shared info), so each must be charged at least that.
+ * shared info), so each must be charged at least that. With 64 KB pages
+ * a 9014-byte frame fits one buffer, and takes no multi-buffer path: the
+ * frames are 65,000 bytes long there (tun_mb_frame_len(), still a UDP
+ * datagram), and each must be charged at least the two pages of 64 KB it
+ * cannot sit in less than.
  */
 TEST(tun_mb_truesize)
 {
@@ -626,16 +653,25 @@ TEST(tun_mb_truesize)
 	struct tap t = { .fd = -1 };
 	int mfd = -1, pfd = -1, sfd = -1;
 	__u32 key = 0, qsize = 256;
-	static struct frame f;
+	static uint8_t frame[14 + 65535];
+	const size_t page = sysconf(_SC_PAGESIZE), len = tun_mb_frame_len(9014);
+	/* the pages a frame with tun's headroom and shared info fills */
+	const size_t least = (tun_buf_len(len) + page - 1) / page * page;
 	__u32 mem[SK_MEMINFO_VARS];
 	socklen_t ml = sizeof(mem);
 	long long rcvd = 0;
+	char what[64];
 
 	if (!setup("tunts", ns, 0, 9000, &t))
 		goto out;
 	if (!tap_has_rx_sg(ns)) {
 		test__skip("tun without RX_SG (kernel without the multi-buffer patch): 9000-byte "
 			   "frames take generic XDP, not the xdp_frame path whose truesize this checks");
+		goto out;
+	}
+	if (len > sizeof(frame)) {
+		test__skip("with %zu KB pages no UDP datagram is longer than tun's one buffer "
+			   "(%zu bytes): none is multi-buffer", page >> 10, tun_one_buf_max());
 		goto out;
 	}
 	mfd = bpf_map_create(BPF_MAP_TYPE_CPUMAP, "tun_cpumap", 4, 4, 1, NULL);
@@ -655,8 +691,9 @@ TEST(tun_mb_truesize)
 	sfd = udp_listen_in(ns);
 	if (!ASSERT_GE(sfd, 0, "udp socket"))
 		goto out;
-	frame_build_udp(&f, &t, 9014, 0, false);
-	if (!ASSERT_EQ(send_write(&t, &f, TRUESIZE_FRAMES), TRUESIZE_FRAMES, "frames written"))
+	if (!ASSERT_EQ(frame_build_big(frame, sizeof(frame), &t, len), len, "frame built") ||
+	    !ASSERT_EQ(send_write_big(&t, frame, len, TRUESIZE_FRAMES), TRUESIZE_FRAMES,
+		       "frames written"))
 		goto out;
 	/* UdpInDatagrams counts datagrams read; IpInDelivers those handed
 	 * to UDP, which queues them to the socket there and then.
@@ -678,9 +715,9 @@ TEST(tun_mb_truesize)
 	if (test__verbose())
 		printf("    rmem %u for %d frames: %u a frame\n", mem[SK_MEMINFO_RMEM_ALLOC],
 		       TRUESIZE_FRAMES, mem[SK_MEMINFO_RMEM_ALLOC] / TRUESIZE_FRAMES);
-	ASSERT_GE(mem[SK_MEMINFO_RMEM_ALLOC] / TRUESIZE_FRAMES, 12288,
-		  "truesize a 9014-byte frame is charged");
-	ASSERT_EQ(sock_collect(sfd, f.payload, TRUESIZE_FRAMES, 5), TRUESIZE_FRAMES,
+	snprintf(what, sizeof(what), "truesize a %zu-byte frame is charged", len);
+	ASSERT_GE(mem[SK_MEMINFO_RMEM_ALLOC] / TRUESIZE_FRAMES, least, what);
+	ASSERT_EQ(sock_collect(sfd, len - 42, TRUESIZE_FRAMES, 5), TRUESIZE_FRAMES,
 		  "datagrams intact");
 out:
 	if (sfd >= 0)
@@ -1944,6 +1981,11 @@ static long long cpumap_wait(int cntfd, long long want)
  * program counts the frames it sees; once it has seen all, one more frame
  * is written and waited for: the kthread runs the program on it only after
  * the flush of the batch before, so by then every refused frame is back.
+ * Four frames share a pool page, whatever its size: 1000-byte ones the
+ * 8 KB pages of 4 KB-page kernels, 15,744-byte ones the 64 KB pages of
+ * 64 KB-page kernels (39 frames of 1000 bytes filled one, which the
+ * frames in the second tap's ring held; the second was still being carved
+ * at the end, and no page went back to the pool at all).
  */
 TEST(tun_cpumap_devmap_return)
 {
@@ -1952,11 +1994,18 @@ TEST(tun_cpumap_devmap_return)
 	struct pp_info before = {}, after = {};
 	int dmfd = -1, cmfd = -1, cntfd = -1, cpfd = -1, pfd = -1, sent;
 	long long seen = 0;
-	static struct frame f;
+	static uint8_t frame[14 + 65535];
+	const size_t len = tun_pool_page() <= 8192 ? 1000 : tun_pool_page() / 4 - tun_buf_len(0);
 	__u32 key = 0, to;
 
+	if (len > sizeof(frame)) {
+		test__skip("pool pages of %zu KB: four frames to one would be longer than a UDP "
+			   "datagram", tun_pool_page() >> 10);
+		return;
+	}
+	/* the second tap's MTU: the devmap refuses a longer frame itself */
 	if (!setup("tuncd", ns, 0, 1500, &t) ||
-	    !ASSERT_OK(tap_make(ns, TAP1, 0, 1500, &t1), "second tap") ||
+	    !ASSERT_OK(tap_make(ns, TAP1, 0, len > 1500 ? (int)len : 1500, &t1), "second tap") ||
 	    !ASSERT_OK(sh("ip -n %s link set " TAP1 " txqueuelen %d", ns, CPUMAP_RING),
 		       "second tap's ring"))
 		goto out;
@@ -2017,20 +2066,21 @@ TEST(tun_cpumap_devmap_return)
 			   "page-pool statistics)");
 		goto out;
 	}
-	frame_build_udp(&f, &t, 1000, 0, false);
-	sent = send_write(&t, &f, CPUMAP_FRAMES);
+	if (!ASSERT_EQ(frame_build_big(frame, sizeof(frame), &t, len), len, "frame built"))
+		goto out;
+	sent = send_write_big(&t, frame, len, CPUMAP_FRAMES);
 	if (!ASSERT_EQ(sent, CPUMAP_FRAMES, "frames written") ||
 	    !ASSERT_EQ(cpumap_wait(cntfd, sent), sent, "frames the cpumap program saw") ||
-	    !ASSERT_EQ(send_write(&t, &f, 1), 1, "the last frame written"))
+	    !ASSERT_EQ(send_write_big(&t, frame, len, 1), 1, "the last frame written"))
 		goto out;
 	seen = cpumap_wait(cntfd, sent + 1);
 	if (!ASSERT_EQ(seen, sent + 1, "frames the cpumap program saw, the last one too") ||
 	    !ASSERT_OK(pp_dump(ns, t.ifindex, true, &after), "page-pool statistics"))
 		goto out;
 	if (test__verbose())
-		printf("    %lld frames through the cpumap, %lld tx_dropped at the second tap; "
-		       "the pool recycled %llu pages into its cache, %llu in all\n", seen,
-		       dev_stat(ns, TAP1, "tx_dropped"), after.cached - before.cached,
+		printf("    %lld frames of %zu bytes through the cpumap, %lld tx_dropped at the "
+		       "second tap; the pool recycled %llu pages into its cache, %llu in all\n",
+		       seen, len, dev_stat(ns, TAP1, "tx_dropped"), after.cached - before.cached,
 		       after.recycled - before.recycled);
 	ASSERT_GT(after.recycled - before.recycled, 0, "pages recycled (the refused frames')");
 	ASSERT_EQ(after.cached - before.cached, 0,
