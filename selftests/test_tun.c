@@ -207,18 +207,44 @@ size_t frame_build_big(uint8_t *buf, size_t size, const struct tap *t, size_t le
 	return pkt_build(buf, size, &spec);
 }
 
-/* Writes the len bytes at buf n times to the tap's fd, behind a virtio-net
- * header that asks nothing; returns how many went in whole.
+/* Writes the len bytes at buf n times to the tap's fd, behind vh; returns
+ * how many went in whole.
  */
-int send_write_big(const struct tap *t, const uint8_t *buf, size_t len, int n)
+static int send_write_vh(const struct tap *t, const struct virtio_net_hdr *vh,
+			 const uint8_t *buf, size_t len, int n)
 {
 	uint8_t hdr[VHOST_NET_HDR_LEN] = {};
 	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)buf, len } };
 	int ok = 0;
 
+	memcpy(hdr, vh, sizeof(*vh));
 	for (int i = 0; i < n; i++)
 		ok += writev(t->fd, iov, 2) == (ssize_t)(sizeof(hdr) + len);
 	return ok;
+}
+
+/* Writes the len bytes at buf n times to the tap's fd, behind a virtio-net
+ * header that asks nothing; returns how many went in whole.
+ */
+int send_write_big(const struct tap *t, const uint8_t *buf, size_t len, int n)
+{
+	return send_write_vh(t, &(struct virtio_net_hdr){}, buf, len, n);
+}
+
+/* Checksum offload asked of the kernel, the way a guest's virtio-net
+ * would: partial checksum (pseudo header only) in the UDP header of the
+ * len-byte frame at data, the rest described by vh.
+ */
+static void frame_csum_partial(uint8_t *data, size_t len, struct virtio_net_hdr *vh)
+{
+	uint8_t *udp = data + 14 + 20;
+	uint32_t s = csum_fold32(udp_pseudo_sum(data + 14, len - 34));
+
+	udp[6] = s >> 8;
+	udp[7] = s & 0xff;
+	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	vh->csum_start = 34;
+	vh->csum_offset = 6;
 }
 
 void frame_build_udp(struct frame *f, const struct tap *t, size_t len, unsigned int gso_size,
@@ -227,20 +253,8 @@ void frame_build_udp(struct frame *f, const struct tap *t, size_t len, unsigned 
 	memset(&f->vh, 0, sizeof(f->vh));
 	f->len = frame_build_big(f->data, sizeof(f->data), t, len);
 	f->payload = f->len - 42;
-	if (partial_csum) {
-		/* Checksum offload asked of the kernel, the way a guest's
-		 * virtio-net would: partial checksum (pseudo header only) in
-		 * the UDP header, the rest described by the header.
-		 */
-		uint8_t *udp = f->data + 14 + 20;
-		uint32_t s = csum_fold32(udp_pseudo_sum(f->data + 14, f->len - 34));
-
-		udp[6] = s >> 8;
-		udp[7] = s & 0xff;
-		f->vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-		f->vh.csum_start = 34;
-		f->vh.csum_offset = 6;
-	}
+	if (partial_csum)
+		frame_csum_partial(f->data, f->len, &f->vh);
 	if (gso_size) {
 		/* UDP segmentation offload. */
 		f->vh.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
@@ -1407,41 +1421,75 @@ struct offload_case {
 	const char *name;
 	size_t len;		/* frame bytes */
 	unsigned int gso_size;	/* 0: no GSO */
+	bool mb;		/* len at least: longer than tun's one buffer */
 };
 
 static const struct offload_case offload_cases[] = {
 	/* a guest at MTU 9000 with UDP GSO: segments larger than a page */
-	{ "gso-8000", 42 + 16000, 8000 },
-	/* larger than a page, checksum left to the kernel, no GSO */
-	{ "csum-9000", 9000, 0 },
+	{ "gso-8000", 42 + 16000, 8000, false },
+	/* larger than a page, checksum left to the kernel, no GSO: larger
+	 * than one buffer of tun's, so the multi-buffer path's (9000 bytes
+	 * with 4 KB pages; 65,000 with 64 KB pages, where 9000 bytes take
+	 * the one-buffer path: tun_mb_frame_len())
+	 */
+	{ "csum-9000", 9000, 0, true },
 	/* GSO in the header, but one segment's worth of payload */
-	{ "gso-small", 42 + 500, 1000 },
+	{ "gso-small", 42 + 500, 1000, false },
 };
 
 static void offload_verdict(const char *ns, struct tap *t0, struct tap *t1,
 			    enum offload_mode m, const struct offload_case *c, bool rx_sg)
 {
 	bool tx = m != OM_REDIRECT, whole = m == OM_TX;
+	const size_t len = c->mb ? tun_mb_frame_len(c->len) : c->len;
+	/* a redirect of a frame longer than the target's MTU is dropped */
+	const bool mtu_up = !tx && len - 14 > 9000;
 	struct tap_rx_counts rc;
 	static struct frame f;
+	/* frames longer than struct frame holds (c->mb, 64 KB pages) */
+	static uint8_t bigbuf[14 + 65535];
+	struct virtio_net_hdr vh = {};
 	struct cli_bg bg;
 	char args[160];
+	size_t payload;
 	int sent, got;
 
+	if (len > sizeof(bigbuf)) {
+		test__skip("no UDP frame is longer than tun's one buffer (%zu bytes) with %ld KB "
+			   "pages", tun_one_buf_max(), sysconf(_SC_PAGESIZE) >> 10);
+		return;
+	}
 	if (!ASSERT_OK(ioctl(t0->fd, TUNSETOFFLOAD, whole ? TUN_F_CSUM | TUN_F_USO4 | TUN_F_USO6 : 0),
 		       "the reader's offloads"))
+		return;
+	if (mtu_up && !ASSERT_OK(sh("ip -n %s link set " TAP1 " mtu %zu", ns, len - 14),
+				 "second tap's MTU"))
 		return;
 	if (tx)
 		snprintf(args, sizeof(args), "tx " TAP0 " --frags --json -q");
 	else
 		snprintf(args, sizeof(args), "redirect " TAP0 " " TAP1 " --frags --json -q");
 	if (!cli_attach(&bg, ns, TAP0, args))
-		return;
-	frame_build_udp(&f, t0, c->len, c->gso_size, true);
-	sent = send_write(t0, &f, N_FRAMES);
+		goto out_mtu;
+	if (len <= sizeof(f.data)) {
+		frame_build_udp(&f, t0, len, c->gso_size, true);
+		payload = f.payload;
+		sent = send_write(t0, &f, N_FRAMES);
+	} else {
+		/* no GSO (c->mb): the checksum left to the kernel alone */
+		if (!ASSERT_EQ(frame_build_big(bigbuf, sizeof(bigbuf), t0, len), len,
+			       "frame built"))
+			goto out;
+		frame_csum_partial(bigbuf, len, &vh);
+		payload = len - 42;
+		sent = send_write_vh(t0, &vh, bigbuf, len, N_FRAMES);
+	}
+	if (test__verbose())
+		printf("    %d frames of %zu bytes (tun's one buffer: up to %zu with %ld KB pages)\n",
+		       sent, len, tun_one_buf_max(), sysconf(_SC_PAGESIZE) >> 10);
 	if (!ASSERT_EQ(sent, N_FRAMES, "frames written"))
 		goto out;
-	got = tap_collect_csum(tx ? t0->fd : t1->fd, f.payload, N_FRAMES, tx ? t0->mac : NULL,
+	got = tap_collect_csum(tx ? t0->fd : t1->fd, payload, N_FRAMES, tx ? t0->mac : NULL,
 			       10, &rc);
 	test__report(got == N_FRAMES, __FILE__, __LINE__, "frames arrived",
 		     "%d of %d %s frames arrived intact (negative: bad ones)", got, N_FRAMES,
@@ -1471,6 +1519,9 @@ static void offload_verdict(const char *ns, struct tap *t0, struct tap *t1,
 	}
 out:
 	cli_stop_ok(&bg, ns, TAP0);
+out_mtu:
+	if (mtu_up)
+		sh("ip -n %s link set " TAP1 " mtu 9000", ns);
 }
 
 TEST(tun_xdp_offload)

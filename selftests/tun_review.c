@@ -1358,7 +1358,13 @@ static int write_vh_errno(int fd, const struct virtio_net_hdr *vh, const void *f
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5	/* linux/virtio_net.h of 5.18 and later */
 #endif
 #define VH_GSO_PAYLOAD (3 * CARVE_MSS)
-#define VH_BIG_PAYLOAD 9000	/* more than a page, no GSO: the multi-buffer path */
+/* more than a page, no GSO: the multi-buffer path. 9000 bytes of payload
+ * with 4 KB pages; with 64 KB pages, where a 9054-byte frame fits tun's one
+ * buffer, as much as makes the frame longer than that (tun_mb_frame_len():
+ * 65,000 bytes, still an IP datagram).
+ */
+#define VH_BIG_PAYLOAD 9000
+#define VH_BIG_MAX (65535 - 40)	/* the most TCP payload an IPv4 datagram holds */
 
 struct bad_vh {
 	const char *what;
@@ -1404,11 +1410,12 @@ static const struct bad_vh bad_vhs[] = {
 };
 
 /* The two good frames both tests write to t: a 3-MSS TCP GSO frame and a
- * 9054-byte one without GSO, both with their checksum left to the kernel
- * (good_gso_vh, good_big_vh). False (and a failed check) if either cannot
- * be built.
+ * 9054-byte one without GSO (65,000 bytes with 64 KB pages: longer than
+ * tun's one buffer, see VH_BIG_PAYLOAD), both with their checksum left to
+ * the kernel (good_gso_vh, good_big_vh). False (and a failed check) if
+ * either cannot be built.
  */
-static uint8_t good_gso[VH_GSO_PAYLOAD + 128], good_big[VH_BIG_PAYLOAD + 128];
+static uint8_t good_gso[VH_GSO_PAYLOAD + 128], good_big[VH_BIG_MAX + 128];
 static size_t good_gso_len, good_big_len;
 static const struct virtio_net_hdr good_gso_vh = {
 	.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
@@ -1417,8 +1424,15 @@ static const struct virtio_net_hdr good_gso_vh = {
 
 static bool good_frames(const struct tap *t)
 {
+	size_t big_payload = tun_mb_frame_len(54 + VH_BIG_PAYLOAD) - 54;
+
+	if (big_payload > VH_BIG_MAX) {
+		test__skip("no TCP/IPv4 frame is longer than tun's one buffer (%zu bytes) with "
+			   "%ld KB pages", tun_one_buf_max(), sysconf(_SC_PAGESIZE) >> 10);
+		return false;
+	}
 	good_gso_len = tcp4_frame(good_gso, sizeof(good_gso), t->mac, TAP_IP, VH_GSO_PAYLOAD, false);
-	good_big_len = tcp4_frame(good_big, sizeof(good_big), t->mac, TAP_IP, VH_BIG_PAYLOAD, false);
+	good_big_len = tcp4_frame(good_big, sizeof(good_big), t->mac, TAP_IP, big_payload, false);
 	if (!ASSERT_GT(good_gso_len, 0, "GSO frame") || !ASSERT_GT(good_big_len, 0, "large frame"))
 		return false;
 	tcp4_fix_csums(good_gso + 14, good_gso_len - 34, true);
@@ -1440,7 +1454,8 @@ static bool frags_prog_ready(int pfd, const struct tap *t)
 }
 
 /* With a frags program attached, frames that take tun's multi-buffer path
- * (GSO ones, and those above a page) and carry a header stock refuses:
+ * (GSO ones, and those longer than tun's one buffer: good_big, 9054 bytes
+ * with 4 KB pages, 65,000 with 64 KB pages) and carry a header stock refuses:
  * write() fails with EINVAL, the program never runs (stock checks the
  * header before generic XDP), and rx_dropped counts none of them (tun
  * counts them in rx_frame_errors, which a tap does not report: its
@@ -1715,6 +1730,12 @@ struct path_case {
  *    bytes into the head, past the 3,456-byte linear part; that frame
  *    goes on as the check's skb through generic XDP (review-v6 DESIGN 3),
  *    where the tail does not grow.
+ * The frames without GSO are good_big, 9054 bytes with 4 KB pages: longer
+ * than tun's one buffer. With 64 KB pages, where 9054 bytes fit one buffer
+ * (and take the native one-buffer path, no check at all), they are
+ * 65,000 bytes long (tun_mb_frame_len()); csum_start 4000 is past the
+ * linear part there too (TUN_MB_HEADLEN: 4 KB less headroom and shared
+ * info, whatever the page size).
  * A regression that sent every checked frame to generic XDP, or lost the
  * fragments the check's build_skb() covers, fails here; tun_bad_vnet_hdr
  * passes on stock by design and would not see it (review-v6 NIT 10).
@@ -1723,13 +1744,16 @@ TEST(tun_check_hdr_path)
 {
 	const struct path_case cases[] = {
 		{ "TCP GSO frame", good_gso_vh, true, -1, 34, 16 },
-		{ "9054-byte NEEDS_CSUM frame", good_big_vh, false, 1, 34, 16 },
-		{ "9054-byte DATA_VALID frame", { .flags = VIRTIO_NET_HDR_F_DATA_VALID }, false, 1,
+		/* good_big's: "<its length>-byte " before the name */
+		{ "NEEDS_CSUM frame", good_big_vh, false, 1, 34, 16 },
+		{ "DATA_VALID frame", { .flags = VIRTIO_NET_HDR_F_DATA_VALID }, false, 1,
 		  0, 0 },
-		{ "9054-byte frame, csum_start 4000",
+		{ "frame, csum_start 4000",
 		  { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 4000, .csum_offset = 16 },
 		  false, 0, 4000, 16 },
 	};
+
+	const size_t big_mtu = tun_mb_frame_len(54 + VH_BIG_PAYLOAD) - 14;
 
 	for (int redirect = 0; redirect <= 1; redirect++) {
 		char ns[NETNS_NAME_MAX] = "";
@@ -1741,8 +1765,12 @@ TEST(tun_check_hdr_path)
 			continue;
 		if (!setup("tunhp", ns, 0, 9000, &t))
 			goto next;
-		/* a redirect checks the frame against the target's MTU */
-		if (redirect && !ASSERT_OK(tap_make(ns, TAP1, 0, 16000, &t1), "second tap"))
+		/* a redirect checks the frame against the target's MTU:
+		 * 16000, or good_big's where that is longer (64 KB pages)
+		 */
+		if (redirect &&
+		    !ASSERT_OK(tap_make(ns, TAP1, 0, big_mtu > 16000 ? (int)big_mtu : 16000, &t1),
+			       "second tap"))
 			goto next;
 		rx_sg = tap_has_rx_sg(ns);
 		stats_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "path", 4, 8 * PATH_NR, 1, NULL);
@@ -1757,12 +1785,16 @@ TEST(tun_check_hdr_path)
 			size_t wlen = c->gso ? good_gso_len : good_big_len;
 			long long before[PATH_NR] = {}, after[PATH_NR] = {};
 			int want_grew = rx_sg ? c->grew : 0;
-			char what[128];
+			char what[128], name[64];
 			long got;
 
+			if (c->gso)
+				snprintf(name, sizeof(name), "%s", c->what);
+			else
+				snprintf(name, sizeof(name), "%zu-byte %s", wlen, c->what);
 			if (!ASSERT_TRUE(path_stats(stats_fd, before), "stats"))
 				break;
-			snprintf(what, sizeof(what), "write() of a %s", c->what);
+			snprintf(what, sizeof(what), "write() of a %s", name);
 			if (!ASSERT_OK(write_vh_errno(t.fd, &c->vh, w, wlen), what))
 				continue;
 			got = frame_back(redirect ? t1.fd : t.fd, w, wlen, c->cs, c->co, c->gso);
@@ -1770,19 +1802,19 @@ TEST(tun_check_hdr_path)
 				break;
 			if (test__verbose())
 				printf("    %s: %lld runs, %lld bytes seen, tail grew %lld, %ld payload bytes back\n",
-				       c->what, after[PATH_RUNS] - before[PATH_RUNS], after[PATH_LEN],
+				       name, after[PATH_RUNS] - before[PATH_RUNS], after[PATH_LEN],
 				       after[PATH_GREW] - before[PATH_GREW], got);
-			snprintf(what, sizeof(what), "program runs on a %s", c->what);
+			snprintf(what, sizeof(what), "program runs on a %s", name);
 			ASSERT_EQ(after[PATH_RUNS] - before[PATH_RUNS], 1, what);
-			snprintf(what, sizeof(what), "bytes the program saw of a %s", c->what);
+			snprintf(what, sizeof(what), "bytes the program saw of a %s", name);
 			ASSERT_EQ(after[PATH_LEN], (long long)wlen, what);
 			if (want_grew >= 0) {
 				snprintf(what, sizeof(what), "tail of a %s grew (1: native path)",
-					 c->what);
+					 name);
 				ASSERT_EQ(after[PATH_GREW] - before[PATH_GREW], want_grew, what);
 			}
 			snprintf(what, sizeof(what), "payload bytes of a %s that arrived right",
-				 c->what);
+				 name);
 			ASSERT_EQ(got, (long)(wlen - 54), what);
 		}
 next:

@@ -706,8 +706,9 @@ static bool attach_status(struct cli_bg *bg, const struct veth_pair *vp, const c
 	snprintf(args, sizeof(args), "pass %s %s --json -q", vp->ifname[1], opts);
 	if (!cli_attach(bg, vp->ns[1], vp->ifname[1], args))
 		return false;
-	sh_out(text, sizeof(text), "ip netns exec %s build/xdplab status %s --json",
-	       vp->ns[1], vp->ifname[1]);
+	/* the xdplab next to the test binary (build/, build/arm64/ ...) */
+	sh_out(text, sizeof(text), "ip netns exec %s %s status %s --json",
+	       vp->ns[1], test__path("xdplab"), vp->ifname[1]);
 	return true;
 }
 
@@ -1098,12 +1099,40 @@ static void prog_modes(void)
  */
 static void kselftest_veth(void)
 {
-	static char out[1 << 16];
+	static char out[1 << 16], script[PATH_MAX];
 	char *last, *end;
 	int rc;
 
-	rc = sh_out(out, sizeof(out), "%s 2>&1",
-		    test__path("../selftests/kselftest_veth.sh"));
+	/* The checkout: the build directory's nearest ancestor that holds
+	 * the script (build/ is one level below it, build/arm64/ two).
+	 */
+	snprintf(script, sizeof(script), "%s", test__build_dir());
+	for (;;) {
+		size_t n = strlen(script);
+		char *slash;
+
+		if (n + sizeof("/selftests/kselftest_veth.sh") <= sizeof(script)) {
+			strcat(script, "/selftests/kselftest_veth.sh");
+			if (!access(script, R_OK))
+				break;
+			script[n] = '\0';
+		}
+		slash = strrchr(script, '/');
+		if (!slash || slash == script) {
+			test__skip("no selftests/kselftest_veth.sh above the build directory %s",
+				   test__build_dir());
+			return;
+		}
+		*slash = '\0';
+	}
+	/* by bash itself: a board's userland may have bash but no
+	 * /usr/bin/env for the script's #! line
+	 */
+	if (sh("command -v bash >/dev/null")) {
+		test__skip("no bash to run %s with", script);
+		return;
+	}
+	rc = sh_out(out, sizeof(out), "bash %s 2>&1", script);
 	end = out + strlen(out);
 	while (end > out && end[-1] == '\n')
 		*--end = '\0';
