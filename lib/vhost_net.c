@@ -187,27 +187,7 @@ void vhost_net_close(struct vhost_net *vn)
 int vhost_net_post(struct vhost_net *vn, const struct virtio_net_hdr *hdr,
 		   const void *frame, size_t len)
 {
-	uint16_t id;
-	uint8_t *buf;
-
-	if (!vn->nfree || VHOST_NET_HDR_LEN + len > vn->slot) {
-		errno = vn->nfree ? EMSGSIZE : ENOBUFS;
-		return -1;
-	}
-	id = vn->free_ids[--vn->nfree];
-	buf = slot_addr(vn, id);
-	memset(buf, 0, VHOST_NET_HDR_LEN);
-	if (hdr)
-		memcpy(buf, hdr, sizeof(*hdr));
-	memcpy(buf + VHOST_NET_HDR_LEN, frame, len);
-	vn->vr.desc[id].addr = (uint64_t)(uintptr_t)buf;
-	vn->vr.desc[id].len = VHOST_NET_HDR_LEN + len;
-	vn->vr.desc[id].flags = 0;
-	vn->vr.desc[id].next = 0;
-	vn->vr.avail->ring[vn->avail_idx & (vn->num - 1)] = id;
-	vn->avail_idx++;
-	vn->posted++;
-	return 0;
+	return vhost_net_post_split(vn, hdr, frame, len, len, 0);
 }
 
 int vhost_net_post_split(struct vhost_net *vn, const struct virtio_net_hdr *hdr,
