@@ -90,5 +90,7 @@ struct bpf_insn;
  * ifname in ns (tun_review.c). Returns its fd, or -1.
  */
 int xdp_raw_attach(const char *ns, const char *ifname, const struct bpf_insn *insns, size_t n);
+/* A counter of /sys/class/net/IFNAME/statistics in ns, or -1. */
+long long dev_stat(const char *ns, const char *ifname, const char *name);
 
 #endif

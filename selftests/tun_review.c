@@ -283,7 +283,7 @@ static ssize_t tap_read(int fd, double timeout)
 	return -1;
 }
 
-static long long dev_stat(const char *ns, const char *ifname, const char *name)
+long long dev_stat(const char *ns, const char *ifname, const char *name)
 {
 	char buf[64];
 

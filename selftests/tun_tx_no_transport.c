@@ -35,16 +35,6 @@
 #define NT_FRAMES 8
 #define NT_LEN 200
 
-static long long stat_of(const char *ns, const char *name)
-{
-	char buf[64];
-
-	if (sh_out(buf, sizeof(buf), "ip netns exec %s cat /sys/class/net/" TAP0 "/statistics/%s",
-		   ns, name))
-		return -1;
-	return atoll(buf);
-}
-
 /* The written frames (or their pieces: the same first 15 bytes) that came
  * back at the non-blocking tap fd within timeout s.
  */
@@ -107,7 +97,7 @@ TEST(tun_tx_gso_no_transport)
 		frame[12] = kinds[k].ethertype >> 8;
 		frame[13] = kinds[k].ethertype & 0xff;
 		frame[14] = 0x40;			/* IPv4, ihl 0 */
-		drops0 = stat_of(ns, "tx_dropped") + stat_of(ns, "rx_dropped");
+		drops0 = dev_stat(ns, TAP0, "tx_dropped") + dev_stat(ns, TAP0, "rx_dropped");
 		kwatch_start(&kw);
 		for (int i = 0; i < NT_FRAMES; i++) {
 			if (writev(t.fd, iov, 2) == (ssize_t)(sizeof(hdr) + sizeof(frame)))
@@ -116,7 +106,7 @@ TEST(tun_tx_gso_no_transport)
 				refused++;
 		}
 		back = frames_back(t.fd, frame, 2);
-		drops1 = stat_of(ns, "tx_dropped") + stat_of(ns, "rx_dropped");
+		drops1 = dev_stat(ns, TAP0, "tx_dropped") + dev_stat(ns, TAP0, "rx_dropped");
 		if (test__verbose())
 			printf("    %d written, %d refused (EINVAL), %d back at the tap fd, "
 			       "%lld counted dropped\n", written, refused, back, drops1 - drops0);
