@@ -9,6 +9,9 @@
  *                    by GRO, forwarded and segmented in software to a
  *                    second tap, must keep their bytes while they wait in
  *                    that tap's queue and more frames are written.
+ *  tun_gro_charge    (found by kmemleak, a stock bug) TCP frames written to
+ *                    an IFF_NAPI tap and merged by GRO: their charge on
+ *                    the writer's socket all comes back.
  *  tun_mb_overflow   (2) the largest frames a multi-buffer program takes,
  *                    grown at the front and sent back out (XDP_TX): sent
  *                    whole or counted dropped, nothing written out of
@@ -434,6 +437,99 @@ out:
 	tap_close(&t0);
 	tap_close(&t1);
 	netns_del(ns);
+}
+
+/* ---- a writer's socket charged for frames GRO merged ---- */
+
+#define GRO_FRAMES 16
+
+struct gro_charge_case {
+	const char *name;
+	bool prog;	/* an XDP_PASS frags program on the tap */
+	int mtu;
+	size_t mss;	/* TCP payload of each frame written */
+};
+
+/* TCP frames written to an IFF_NAPI tap are merged by GRO (held 20 ms).
+ * A frame built in one buffer (build_skb(): stock's tun_build_skb(), the
+ * series' pool) is charged to the writer's socket; GRO may take its head
+ * as a fragment of the merged skb and free the sk_buff without its
+ * destructor (napi_skb_free_stolen_head()), so that the socket keeps
+ * about 256 bytes of charge for each such frame: sk_wmem_alloc never gets
+ * back to zero and the tun_file is never freed (kmemleak, when no stale
+ * pointer hides it). With the charge back, a frame written with a 1-byte
+ * send buffer (TUNSETSNDBUF) goes in; with any charge left it cannot
+ * (sock_alloc_send_pskb(): EAGAIN), however long one waits.
+ */
+static void gro_charge_case_run(const struct gro_charge_case *c)
+{
+	const struct bpf_insn pass[] = { MOV_IMM(BPF_REG_0, XDP_PASS), EXIT() };
+	char ns[NETNS_NAME_MAX] = "";
+	struct tap t = { .fd = -1 };
+	struct virtio_net_hdr vh = {};
+	static uint8_t frame[9000];
+	int pfd = -1, sndbuf = 1, err = 0;
+	double end;
+	size_t len;
+
+	if (!setup("tungc", ns, IFF_NAPI, c->mtu, &t))
+		goto out;
+	if (c->prog) {
+		pfd = xdp_raw_attach(ns, TAP0, pass, sizeof(pass) / sizeof(pass[0]));
+		if (!ASSERT_GE(pfd, 0, "XDP_PASS frags program"))
+			goto out;
+	}
+	if (!ASSERT_OK(sh("ip netns exec %s sh -c 'echo 20000000 > /sys/class/net/" TAP0
+			  "/gro_flush_timeout'", ns), "GRO held 20 ms"))
+		goto out;
+	len = tcp4_frame(frame, sizeof(frame), t.mac, TAP_IP, c->mss, false);
+	if (!ASSERT_GT(len, 0, "frame built"))
+		goto out;
+	for (int i = 0; i < GRO_FRAMES; i++) {
+		uint8_t *ip = frame + 14, *th = ip + 20;
+
+		*(uint16_t *)(ip + 4) = htons(i + 1);
+		*(uint32_t *)(th + 4) = htonl(1 + i * c->mss);
+		tcp4_fix_csums(ip, len - 34, false);
+		if (!ASSERT_OK(write_vh(t.fd, &vh, frame, len), "TCP frame written"))
+			goto out;
+	}
+	if (!ASSERT_OK(ioctl(t.fd, TUNSETSNDBUF, &sndbuf), "1-byte send buffer"))
+		goto out;
+	/* A frame nobody takes (an EtherType without a handler), freed at
+	 * once: it only asks for room in the send buffer.
+	 */
+	memset(frame + 14, 0xee, 46);
+	frame[12] = 0x88;
+	frame[13] = 0xb5;
+	for (end = now_secs() + 5; now_secs() < end; usleep(20 * 1000)) {
+		err = write_vh(t.fd, &vh, frame, 60) ? errno : 0;
+		if (err != EAGAIN)
+			break;
+	}
+	test__report(err == 0, __FILE__, __LINE__, "charge returned",
+		     "a 60-byte write with a 1-byte send buffer, 5 s after %d %s frames of "
+		     "%zu bytes: %s (EAGAIN: the writer's socket is still charged for frames "
+		     "GRO merged)", GRO_FRAMES, c->name, len, err ? strerror(err) : "went in");
+out:
+	if (pfd >= 0)
+		close(pfd);
+	tap_close(&t);
+	netns_del(ns);
+}
+
+TEST(tun_gro_charge)
+{
+	static const struct gro_charge_case cases[] = {
+		{ "no-xdp", false, 1500, 1448 },
+		{ "pass", true, 1500, 1448 },
+		/* larger than one buffer: the multi-buffer path */
+		{ "frags-pass", true, 9000, 8000 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (test__start_subtest(cases[i].name))
+			gro_charge_case_run(&cases[i]);
 }
 
 /* ---- 2: more fragments than a frame has room for ---- */
