@@ -448,9 +448,33 @@ struct gro_charge_case {
 	bool prog;	/* an XDP_PASS frags program on the tap */
 	int mtu;
 	size_t mss;	/* TCP payload of each frame written */
+	bool vhost;	/* every other frame through vhost-net */
 };
 
-/* TCP frames written to an IFF_NAPI tap are merged by GRO (held 20 ms).
+/* Frame i of the flow: its IP ID and TCP sequence number set. */
+static void gro_frame_number(uint8_t *frame, size_t len, int i, size_t mss)
+{
+	uint8_t *ip = frame + 14, *th = ip + 20;
+
+	*(uint16_t *)(ip + 4) = htons(i + 1);
+	*(uint32_t *)(th + 4) = htonl(1 + i * mss);
+	tcp4_fix_csums(ip, len - 34, false);
+}
+
+/* Frame i through vhost-net, once vhost has taken it: with a program
+ * attached (SOCK_XDP), vhost-net hands tun one-page frames in batches
+ * (tun_xdp_one()), uncharged.
+ */
+static int gro_frame_vhost(struct vhost_net *vn, const uint8_t *frame, size_t len)
+{
+	const struct virtio_net_hdr vh = {};
+
+	if (vhost_net_post(vn, &vh, frame, len) || vhost_net_kick(vn))
+		return -1;
+	return vhost_net_drain(vn, 5);
+}
+
+/* TCP frames written to an IFF_NAPI tap are merged by GRO (held 200 ms).
  * A frame built in one buffer (build_skb(): stock's tun_build_skb(), the
  * series' pool) is charged to the writer's socket; GRO may take its head
  * as a fragment of the merged skb and free the sk_buff without its
@@ -460,39 +484,55 @@ struct gro_charge_case {
  * pointer hides it). With the charge back, a frame written with a 1-byte
  * send buffer (TUNSETSNDBUF) goes in; with any charge left it cannot
  * (sock_alloc_send_pskb(): EAGAIN), however long one waits.
+ *
+ * Mixed with uncharged frames of the same flow (vhost-net's batches),
+ * GRO must not merge the two: a merged frame's truesize moves to the held
+ * skb, so an uncharged one merged into a charged one makes its free give
+ * back more than was charged (refcount_t underflow, or the socket freed
+ * while open), which the kernel's log shows.
  */
 static void gro_charge_case_run(const struct gro_charge_case *c)
 {
 	const struct bpf_insn pass[] = { MOV_IMM(BPF_REG_0, XDP_PASS), EXIT() };
+	struct vhost_net vn = { .fd = -1, .kick = -1, .call = -1 };
+	const char *novhost = c->vhost ? vhost_net_unavailable() : NULL;
 	char ns[NETNS_NAME_MAX] = "";
 	struct tap t = { .fd = -1 };
 	struct virtio_net_hdr vh = {};
 	static uint8_t frame[9000];
 	int pfd = -1, sndbuf = 1, err = 0;
+	struct kwatch kw;
 	double end;
 	size_t len;
 
+	if (novhost) {
+		test__skip("%s", novhost);
+		return;
+	}
+	kwatch_start(&kw);
 	if (!setup("tungc", ns, IFF_NAPI, c->mtu, &t))
+		goto out;
+	if (c->vhost && !ASSERT_OK(vhost_net_open(&vn, t.fd, 256, 9216), "vhost-net on the tap"))
 		goto out;
 	if (c->prog) {
 		pfd = xdp_raw_attach(ns, TAP0, pass, sizeof(pass) / sizeof(pass[0]));
 		if (!ASSERT_GE(pfd, 0, "XDP_PASS frags program"))
 			goto out;
 	}
-	if (!ASSERT_OK(sh("ip netns exec %s sh -c 'echo 20000000 > /sys/class/net/" TAP0
-			  "/gro_flush_timeout'", ns), "GRO held 20 ms"))
+	if (!ASSERT_OK(sh("ip netns exec %s sh -c 'echo 200000000 > /sys/class/net/" TAP0
+			  "/gro_flush_timeout'", ns), "GRO held 200 ms"))
 		goto out;
 	len = tcp4_frame(frame, sizeof(frame), t.mac, TAP_IP, c->mss, false);
 	if (!ASSERT_GT(len, 0, "frame built"))
 		goto out;
 	for (int i = 0; i < GRO_FRAMES; i++) {
-		uint8_t *ip = frame + 14, *th = ip + 20;
-
-		*(uint16_t *)(ip + 4) = htons(i + 1);
-		*(uint32_t *)(th + 4) = htonl(1 + i * c->mss);
-		tcp4_fix_csums(ip, len - 34, false);
-		if (!ASSERT_OK(write_vh(t.fd, &vh, frame, len), "TCP frame written"))
+		gro_frame_number(frame, len, i, c->mss);
+		if (c->vhost && i % 2) {
+			if (!ASSERT_OK(gro_frame_vhost(&vn, frame, len), "TCP frame through vhost-net"))
+				goto out;
+		} else if (!ASSERT_OK(write_vh(t.fd, &vh, frame, len), "TCP frame written")) {
 			goto out;
+		}
 	}
 	if (!ASSERT_OK(ioctl(t.fd, TUNSETSNDBUF, &sndbuf), "1-byte send buffer"))
 		goto out;
@@ -512,19 +552,23 @@ static void gro_charge_case_run(const struct gro_charge_case *c)
 		     "%zu bytes: %s (EAGAIN: the writer's socket is still charged for frames "
 		     "GRO merged)", GRO_FRAMES, c->name, len, err ? strerror(err) : "went in");
 out:
+	vhost_net_close(&vn);
 	if (pfd >= 0)
 		close(pfd);
 	tap_close(&t);
 	netns_del(ns);
+	kwatch_check(&kw, "written and merged frames");
 }
 
 TEST(tun_gro_charge)
 {
 	static const struct gro_charge_case cases[] = {
-		{ "no-xdp", false, 1500, 1448 },
-		{ "pass", true, 1500, 1448 },
+		{ "no-xdp", false, 1500, 1448, false },
+		{ "pass", true, 1500, 1448, false },
 		/* larger than one buffer: the multi-buffer path */
-		{ "frags-pass", true, 9000, 8000 },
+		{ "frags-pass", true, 9000, 8000, false },
+		/* odd frames through vhost-net (XDP_PASS: its batch path) */
+		{ "mixed-vhost", true, 1500, 1448, true },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
