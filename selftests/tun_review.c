@@ -501,6 +501,7 @@ static void gro_charge_case_run(const struct gro_charge_case *c)
 	struct virtio_net_hdr vh = {};
 	static uint8_t frame[9000];
 	int pfd = -1, sndbuf = 1, err = 0;
+	bool watching = false;
 	struct kwatch kw;
 	double end;
 	size_t len;
@@ -509,9 +510,20 @@ static void gro_charge_case_run(const struct gro_charge_case *c)
 		test__skip("%s", novhost);
 		return;
 	}
-	kwatch_start(&kw);
 	if (!setup("tungc", ns, IFF_NAPI, c->mtu, &t))
 		goto out;
+	/* Stock's bug (Linux 6.12 to at least 6.18): on a kernel without
+	 * xdplab's tun series, whose taps have no RX_SG, this would fail
+	 * every run; XDPLAB_RUN_STOCK_BUGS=1 shows it there.
+	 */
+	if (!getenv("XDPLAB_RUN_STOCK_BUGS") && !tap_has_rx_sg(ns)) {
+		test__skip("tun without xdplab's series (no RX_SG), whose 2/6 fixes this: stock "
+			   "leaves GRO-merged frames' charge on the socket (XDPLAB_RUN_STOCK_BUGS=1 "
+			   "runs it)");
+		goto out;
+	}
+	kwatch_start(&kw);
+	watching = true;
 	if (c->vhost && !ASSERT_OK(vhost_net_open(&vn, t.fd, 256, 9216), "vhost-net on the tap"))
 		goto out;
 	if (c->prog) {
@@ -557,7 +569,8 @@ out:
 		close(pfd);
 	tap_close(&t);
 	netns_del(ns);
-	kwatch_check(&kw, "written and merged frames");
+	if (watching)
+		kwatch_check(&kw, "written and merged frames");
 }
 
 TEST(tun_gro_charge)
