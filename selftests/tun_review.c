@@ -337,6 +337,18 @@ static bool setup(const char *tag, char *ns, int extra, int mtu, struct tap *t)
 	       ASSERT_OK(sh("ip -n %s addr add " TAP_IP "/24 dev " TAP0, ns), "address");
 }
 
+/* Frame i of a TCP flow of mss-byte frames: its IP ID and sequence
+ * number set, checksums complete.
+ */
+static void tcp4_frame_number(uint8_t *frame, size_t len, int i, size_t mss)
+{
+	uint8_t *ip = frame + 14, *th = ip + 20;
+
+	*(uint16_t *)(ip + 4) = htons(i + 1);
+	*(uint32_t *)(th + 4) = htonl(1 + i * mss);
+	tcp4_fix_csums(ip, len - 34, false);
+}
+
 /* ---- 1: a carved page reused under plain page references ---- */
 
 #define CARVE_FRAMES 16
@@ -380,11 +392,7 @@ TEST(tun_carve_reuse)
 	tx0 = qdisc_sent(ns, TAP1);
 	len = tcp4_frame(frame, sizeof(frame), t0.mac, FWD_PEER_IP, CARVE_MSS, false);
 	for (int i = 0; i < CARVE_FRAMES; i++) {
-		uint8_t *ip = frame + 14, *th = ip + 20;
-
-		*(uint16_t *)(ip + 4) = htons(i + 1);
-		*(uint32_t *)(th + 4) = htonl(1 + i * CARVE_MSS);
-		tcp4_fix_csums(ip, len - 34, false);
+		tcp4_frame_number(frame, len, i, CARVE_MSS);
 		if (!ASSERT_OK(write_vh(t0.fd, &vh, frame, len), "TCP frame written"))
 			goto out;
 	}
@@ -450,16 +458,6 @@ struct gro_charge_case {
 	size_t mss;	/* TCP payload of each frame written */
 	bool vhost;	/* every other frame through vhost-net */
 };
-
-/* Frame i of the flow: its IP ID and TCP sequence number set. */
-static void gro_frame_number(uint8_t *frame, size_t len, int i, size_t mss)
-{
-	uint8_t *ip = frame + 14, *th = ip + 20;
-
-	*(uint16_t *)(ip + 4) = htons(i + 1);
-	*(uint32_t *)(th + 4) = htonl(1 + i * mss);
-	tcp4_fix_csums(ip, len - 34, false);
-}
 
 /* Frame i through vhost-net, once vhost has taken it: with a program
  * attached (SOCK_XDP), vhost-net hands tun one-page frames in batches
@@ -538,7 +536,7 @@ static void gro_charge_case_run(const struct gro_charge_case *c)
 	if (!ASSERT_GT(len, 0, "frame built"))
 		goto out;
 	for (int i = 0; i < GRO_FRAMES; i++) {
-		gro_frame_number(frame, len, i, c->mss);
+		tcp4_frame_number(frame, len, i, c->mss);
 		if (c->vhost && i % 2) {
 			if (!ASSERT_OK(gro_frame_vhost(&vn, frame, len), "TCP frame through vhost-net"))
 				goto out;
