@@ -99,12 +99,10 @@
 #include "xdplab.h"
 #include "xdp_gso_test.h"
 #include "xdp_gso_test.skel.h"
+#include "xdp_probe.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
-#endif
-#ifndef BPF_F_XDP_GSO
-#define BPF_F_XDP_GSO (1U << 8)	/* the veth series' flag, loaders/core.c */
 #endif
 
 #define PAIRS 4

@@ -129,12 +129,8 @@ void xdplab_stats_loop(const struct xdplab_opts *o, const char *name, struct bpf
 int xdplab_percpu_sum(const struct bpf_map *map, __u32 key, void *out, size_t size);
 /* The kernel's ifindex for name, or a printed error and 0. */
 int xdplab_ifindex(const char *name, const char *role);
-/* Does the running kernel accept BPF_F_XDP_HAS_FRAGS programs? */
-bool xdplab_kernel_has_frags(void);
 /* Is this function tagged XDPLAB_GSO_PRESERVING in prog's BTF? */
 bool xdplab_prog_gso_preserving(int prog_fd);
-/* Does the running kernel take BPF_F_XDP_GSO (the veth GSO series)? */
-bool xdplab_kernel_has_xdp_gso(void);
 /* Was the loaded program prog_fd given BPF_F_XDP_GSO by xdplab? 1 or 0;
  * -1 when it is not an xdplab program (no cfg in its .rodata).
  */

@@ -135,7 +135,7 @@ int xdp_crypto_test(struct xdp_md *ctx)
 	struct bpf_dynptr ptr;
 	struct iphdr *ip;
 	struct tcphdr *tcp;
-	__u32 lin, len, hdrs, off, zero = 0;
+	__u32 lin, len, hdrs, off, frame_seq, zero = 0;
 	__u8 flags;
 	int err;
 
@@ -175,6 +175,10 @@ int xdp_crypto_test(struct xdp_md *ctx)
 	    bpf_dynptr_adjust(&ptr, off, off + CRYPTO_TEST_LEN) ||
 	    bpf_dynptr_read(before, CRYPTO_TEST_LEN, &ptr, 0, 0))
 		return XDP_PASS;
+	/* before the write: in an opted-in program the verifier ends the
+	 * packet pointers at bpf_crypto_encrypt()
+	 */
+	frame_seq = bpf_ntohl(tcp->seq);
 	tries++;
 	/* in place: the block is read from, and written to, the frame */
 	err = bpf_crypto_encrypt(cctx, &ptr, &ptr, NULL);
@@ -184,7 +188,7 @@ int xdp_crypto_test(struct xdp_md *ctx)
 	 */
 	if (err || bpf_dynptr_read(after, CRYPTO_TEST_LEN, &ptr, 0, 0))
 		return XDP_PASS;
-	seq = bpf_ntohl(tcp->seq);
+	seq = frame_seq;
 	payload_off = off - hdrs;
 	lin_len = lin;
 	buff_len = len;

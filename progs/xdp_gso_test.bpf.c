@@ -224,12 +224,13 @@ struct {
 	__type(value, __u8[GSO_TEST_SLICE_LEN]);
 } gso_seen SEC(".maps");
 
-/* A read-only slice, a write elsewhere in the frame, then a read of the
- * slice. The verifier keeps an XDP dynptr's slices valid across
- * bpf_dynptr_write(), so the slice must still point to the frame's bytes
- * when the write made the kernel replace shared fragments. The slice is
- * read by a helper (a copy into the frame), which KASAN checks; what it
- * read is kept in gso_seen for the test to compare.
+/* A write elsewhere in the frame, then a read-only slice and a copy of it
+ * into the frame. Where the write made the kernel replace shared
+ * fragments, the slice must point into the new ones and hold the frame's
+ * bytes. (A slice taken before the write may not be read after it: the
+ * verifier refuses that in an opted-in program, xdp_gso_stale_slice.bpf.c.)
+ * The slice is read by a helper (a copy into the frame), which KASAN
+ * checks; what it read is kept in gso_seen for the test to compare.
  */
 static __always_inline int slice_write(struct xdp_md *ctx)
 {
@@ -241,10 +242,10 @@ static __always_inline int slice_write(struct xdp_md *ctx)
 		return -1;
 	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
 		return -1;
+	if (bpf_dynptr_write(&ptr, woff, &one, 1, 0))
+		return -1;
 	slice = bpf_dynptr_slice(&ptr, gso_cfg.slice_off, NULL, GSO_TEST_SLICE_LEN);
 	if (!slice)
-		return -1;
-	if (bpf_dynptr_write(&ptr, woff, &one, 1, 0))
 		return -1;
 	if (bpf_dynptr_write(&ptr, woff + 100, slice, GSO_TEST_SLICE_LEN, 0))
 		return -1;
@@ -297,11 +298,13 @@ static __always_inline int has_meta(struct xdp_md *ctx)
 
 /* GSO_TEST_PARTIAL_WRITE. A store into the paged area whose copy of the
  * shared fragments failed part-way (-ENOMEM) must leave the buffer as it
- * was: a slice taken then must still point to live bytes after the next
- * store. The slice is read by the kernel (bpf_xdp_store_bytes() copies it
- * into the linear part), where KASAN checks the read; the program's own
- * read, before the second store, is what it must find. Returns 1 when the
- * first store did not fail with -ENOMEM, 0 when the slice held, -1 if not.
+ * was, and the next store must not free what the failed one copied. The
+ * bytes at slice_off are read through a slice after the failed store and,
+ * through a new slice, after the next one (a slice does not outlive a
+ * store in an opted-in program); the kernel reads the second slice too
+ * (bpf_xdp_store_bytes() copies it into the linear part), where KASAN
+ * checks the read. Returns 1 when the first store did not fail with
+ * -ENOMEM, 0 when the bytes stayed, -1 if not.
  */
 static __always_inline int partial_write(struct xdp_md *ctx)
 {
@@ -324,6 +327,9 @@ static __always_inline int partial_write(struct xdp_md *ctx)
 		return -1;
 	__builtin_memcpy(before, slice, PARTIAL_LEN);
 	bpf_xdp_store_bytes(ctx, woff, &b, 1);	/* may fail again */
+	slice = bpf_dynptr_slice(&ptr, gso_cfg.slice_off, NULL, PARTIAL_LEN);
+	if (!slice)
+		return -1;
 	if (bpf_xdp_store_bytes(ctx, 0, slice, PARTIAL_LEN) ||
 	    bpf_xdp_load_bytes(ctx, 0, after, PARTIAL_LEN))
 		return -1;

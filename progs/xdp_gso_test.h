@@ -30,10 +30,10 @@ enum {
 	/* The review tests (kernel-patches/veth v2, issue 18): UDP frames to
 	 * `port`, mostly datagrams sent with UDP_SEGMENT by the test.
 	 */
-	GSO_TEST_SLICE_WRITE,	/* read-only dynptr slice at slice_off,
-				 * bpf_dynptr_write() of one byte at write_off,
-				 * then copy the slice to write_off + 100 and
-				 * read that back into gso_seen; XDP_DROP */
+	GSO_TEST_SLICE_WRITE,	/* bpf_dynptr_write() of one byte at
+				 * write_off, then a read-only dynptr slice at
+				 * slice_off, copied to write_off + 100 and
+				 * read back into gso_seen; XDP_DROP */
 	GSO_TEST_TX_STORE,	/* UDP to tx_port: swap MACs, XDP_TX; UDP to
 				 * port: rewrite the byte at write_off with
 				 * itself (bpf_xdp_store_bytes), XDP_DROP */
@@ -51,10 +51,10 @@ enum {
 	GSO_TEST_PARTIAL_WRITE,	/* UDP to port: bpf_xdp_store_bytes() at
 				 * write_off; if that failed with -ENOMEM, a
 				 * dynptr slice at slice_off, the store again,
-				 * then the slice copied by the kernel into the
-				 * frame's MAC addresses: CHANGED if the bytes
-				 * are what the slice held before the second
-				 * store, FAILED if not; XDP_DROP */
+				 * a new slice there copied by the kernel into
+				 * the frame's MAC addresses: CHANGED if the
+				 * bytes are what the first slice held, FAILED
+				 * if not; XDP_DROP */
 	GSO_TEST_IPIP_REDIRECT,	/* IPv4 TCP: push an outer IPv4 header
 				 * (IPIP, encap_saddr -> encap_daddr), set MACs
 				 * dmac/smac, XDP_REDIRECT to ifindex */

@@ -54,6 +54,8 @@
 #include "xdp_gso_state.skel.h"
 #include "xdp_gso_test.h"
 #include "xdp_gso_test.skel.h"
+#include "xdp_gso_stale_slice.skel.h"
+#include "xdp_probe.h"
 
 #define STREAM_PORT	5301
 #define STREAM_LEN	(16u << 20)
@@ -73,13 +75,6 @@
 
 /* --- the test program ---------------------------------------------------- */
 
-/* BPF_F_XDP_GSO (v3 of the series, include/uapi/linux/bpf.h there): the
- * program asks for GSO superframes; without it a frags program gets what
- * it got on a stock kernel.
- */
-#ifndef BPF_F_XDP_GSO
-#define BPF_F_XDP_GSO	(1U << 8)
-#endif
 
 /* Which entry point prog_open() loads */
 enum prog_kind {
@@ -104,11 +99,18 @@ static struct xdp_gso_test_bpf *prog_open(const struct gso_test_cfg *cfg, enum p
 		bpf_program__set_flags(fp, bpf_program__flags(fp) | BPF_F_XDP_GSO);
 		/* as the CLI does: an opted-in program counts segments */
 		s->rodata->cfg.gso_opt_in = 1;
-		if (!xdp_gso_test_bpf__load(s))
-			return s;
-		/* EINVAL: a kernel without the flag */
-		xdp_gso_test_bpf__destroy(s);
-		return prog_open(cfg, PROG_FRAGS);
+		/* a kernel without the flag loads it as PROG_FRAGS; one with
+		 * it must take the program (the verifier is stricter there)
+		 */
+		if (!xdplab_kernel_has_xdp_gso()) {
+			xdp_gso_test_bpf__destroy(s);
+			return prog_open(cfg, PROG_FRAGS);
+		}
+		if (!ASSERT_OK(xdp_gso_test_bpf__load(s), "load xdp_gso_test with BPF_F_XDP_GSO")) {
+			xdp_gso_test_bpf__destroy(s);
+			return NULL;
+		}
+		return s;
 	}
 	if (!ASSERT_OK(xdp_gso_test_bpf__load(s), "load xdp_gso_test")) {
 		xdp_gso_test_bpf__destroy(s);
@@ -1453,15 +1455,35 @@ static struct xdp_gso_test_bpf *review_pair(struct veth_pair *vp, const char *ta
 	return s;
 }
 
+/* Loads xdp_gso_stale_slice with flags; the error, 0 if it loaded. */
+static int stale_slice_load(__u32 flags)
+{
+	struct xdp_gso_stale_slice_bpf *s = xdp_gso_stale_slice_bpf__open();
+	struct bpf_program *p;
+	int err;
+
+	if (!s)
+		return -errno;
+	p = s->progs.xdp_gso_stale_slice;
+	bpf_program__set_flags(p, bpf_program__flags(p) | flags);
+	err = xdp_gso_stale_slice_bpf__load(s);
+	xdp_gso_stale_slice_bpf__destroy(s);
+	return err;
+}
+
 /* Bug 1. A dynptr slice into a shared fragment, a write elsewhere that
- * makes the kernel replace the fragments, then a read of the slice: the
- * slice must still point to live memory holding the frame's bytes. With
- * UDP nobody else holds the sender's pages once veth let go of its skb, so
- * the replaced page is freed at once unless veth holds it. The datagram's
- * payload fills two of the sender's 32 KB page fragments: the copy of the
- * second one is allocated with the same order right after the first page
- * was freed, gets that page back, and the slice then reads the second
- * fragment's bytes.
+ * makes the kernel replace the fragments, then a read of the slice: on
+ * v1 a read of a freed page (the sender's, once veth let go of its skb).
+ * v2-v9 held the old pages until the program returned, so the slice read
+ * the sender's bytes, not the frame's. Since v10 the verifier ends a
+ * slice's life at such a write in an opted-in program, as it does for an
+ * skb: the program is refused at load, and loads without the flag.
+ *
+ * What a program may still do, a slice taken after the write, must read
+ * the frame's bytes from the new fragments. With UDP nobody else holds the
+ * sender's pages once veth let go of its skb, so a page freed too early is
+ * soon handed out again: the datagram's payload fills two of the sender's
+ * 32 KB page fragments, and KASAN (DEBUG=1) checks the kernel's reads.
  */
 static void review_slice_write(void)
 {
@@ -1476,6 +1498,11 @@ static void review_slice_write(void)
 	s = review_pair(&vp, "revslice", NET_ID + 20, &c);
 	if (!s)
 		return;
+	if (xdplab_kernel_has_xdp_gso()) {
+		ASSERT_ERR(stale_slice_load(BPF_F_XDP_GSO),
+			  "slice read after a write, BPF_F_XDP_GSO: refused");
+		ASSERT_OK(stale_slice_load(0), "the same without BPF_F_XDP_GSO: loads");
+	}
 	/* one at a time: each datagram's pages are the sender's alone */
 	for (int i = 0; i < n; i++) {
 		ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 65000, 1400, 1), 1, "datagram sent");
@@ -1483,7 +1510,7 @@ static void review_slice_write(void)
 	}
 	ASSERT_EQ(count_of(s, GSO_CNT_ACTED), n, "datagrams seen by the program");
 	ASSERT_EQ(count_of(s, GSO_CNT_MULTIBUF), 0, "(no TCP superframes)");
-	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "slice, write and read all worked");
+	ASSERT_EQ(count_of(s, GSO_CNT_FAILED), 0, "write, slice and read all worked");
 	ASSERT_EQ(count_of(s, GSO_CNT_CHANGED), n, "slices read after the write");
 	if (ASSERT_OK(bpf_map_lookup_elem(bpf_map__fd(s->maps.gso_seen), &zero, seen),
 		      "read gso_seen"))
@@ -1727,7 +1754,10 @@ static long faulted_datagrams(struct veth_pair *vp, struct xdp_gso_test_bpf *s,
  * allocation under bpf_xdp_make_writable() fails here (interval 2), so a
  * datagram's first store fails after one fragment was copied. On v2 the
  * read of the slice is a use-after-free (KASAN, DEBUG=1); fixed, a failed
- * store leaves the buffer as it was.
+ * store leaves the buffer as it was. Since v10 the verifier ends a slice
+ * at a store in an opted-in program, so the program compares the bytes
+ * one slice read after the failed store with what a new slice reads
+ * after the next store.
  */
 static void review3_partial_write(void)
 {
