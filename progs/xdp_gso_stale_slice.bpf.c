@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * A dynptr slice read after a write elsewhere in the frame (kernel-patches/
- * veth, issue 18 bug 1; selftests/veth_gso.c, veth_gso_review/slice_write).
- * In a program loaded with BPF_F_XDP_GSO the write may go to a copy of
- * fragments shared with the sender, leaving the slice on the old bytes:
- * the series' verifier refuses this program with the flag. Without it the
- * program loads, as on any kernel. A test fixture, never attached.
+ * The verifier's rule for BPF_F_XDP_GSO programs (kernel-patches/veth
+ * 0011; issue 18 bug 1; selftests/veth_gso.c, veth_gso_review/slice_write).
+ * In such a program a write into the frame's fragments may go to a copy of
+ * fragments shared with the sender, leaving a read-only slice taken before
+ * it on the old bytes: the series' verifier refuses xdp_gso_stale_slice
+ * and xdp_gso_stale_subprog with the flag, and they load without it.
+ * xdp_gso_pkt_ptr_store keeps a packet pointer across a write, which is
+ * fine (the linear part is never replaced) and loads either way.
+ * xdp_gso_ext_target calls ext_stub() with a slice held: an extension
+ * that writes into the frame (xdp_gso_ext_write.bpf.c) may not replace it.
+ * Test fixtures, never attached.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,6 +34,70 @@ int xdp_gso_stale_slice(struct xdp_md *ctx)
 	if (!slice)
 		return XDP_PASS;
 	bpf_dynptr_write(&ptr, 3000, &one, sizeof(one), 0);
+	return slice[0] ? XDP_PASS : XDP_DROP;
+}
+
+/* A global subprogram's dynptr argument is typed local: it is the frame's. */
+__noinline int stale_in_subprog(const struct bpf_dynptr *ptr)
+{
+	__u8 buf[4], one = 1, *slice;
+
+	slice = bpf_dynptr_slice(ptr, 2000, buf, sizeof(buf));
+	if (!slice)
+		return 0;
+	bpf_dynptr_write(ptr, 3000, &one, sizeof(one), 0);
+	return slice[0];
+}
+
+SEC("xdp.frags")
+int xdp_gso_stale_subprog(struct xdp_md *ctx)
+{
+	struct bpf_dynptr ptr;
+
+	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
+		return XDP_PASS;
+	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+		return XDP_PASS;
+	return stale_in_subprog(&ptr) ? XDP_PASS : XDP_DROP;
+}
+
+SEC("xdp.frags")
+int xdp_gso_pkt_ptr_store(struct xdp_md *ctx)
+{
+	__u8 *data = (void *)(long)ctx->data, one = 1;
+
+	if ((void *)(data + 1) > (void *)(long)ctx->data_end)
+		return XDP_PASS;
+	bpf_xdp_store_bytes(ctx, 3000, &one, sizeof(one));
+	return data[0] ? XDP_PASS : XDP_DROP;
+}
+
+__u32 ext_stub_calls;
+
+/* Writes nothing into the frame; an extension may replace it. The count
+ * keeps clang from taking it for a pure function and dropping the call.
+ */
+__noinline int ext_stub(struct xdp_md *ctx)
+{
+	ext_stub_calls++;
+	return ctx->ingress_ifindex ? 1 : 0;
+}
+
+SEC("xdp.frags")
+int xdp_gso_ext_target(struct xdp_md *ctx)
+{
+	struct bpf_dynptr ptr;
+	__u8 buf[4], *slice;
+
+	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
+		return XDP_PASS;
+	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+		return XDP_PASS;
+	slice = bpf_dynptr_slice(&ptr, 2000, buf, sizeof(buf));
+	if (!slice)
+		return XDP_PASS;
+	if (ext_stub(ctx) < 0)
+		return XDP_DROP;
 	return slice[0] ? XDP_PASS : XDP_DROP;
 }
 

@@ -54,6 +54,7 @@
 #include "xdp_gso_state.skel.h"
 #include "xdp_gso_test.h"
 #include "xdp_gso_test.skel.h"
+#include "xdp_gso_ext_write.skel.h"
 #include "xdp_gso_stale_slice.skel.h"
 #include "xdp_probe.h"
 
@@ -1455,8 +1456,10 @@ static struct xdp_gso_test_bpf *review_pair(struct veth_pair *vp, const char *ta
 	return s;
 }
 
-/* Loads xdp_gso_stale_slice with flags; the error, 0 if it loaded. */
-static int stale_slice_load(__u32 flags)
+/* Loads one program of xdp_gso_stale_slice, with flags; the error, 0 if it
+ * loaded. With keep, the object is left in *keep, loaded.
+ */
+static int stale_load(const char *name, __u32 flags, struct xdp_gso_stale_slice_bpf **keep)
 {
 	struct xdp_gso_stale_slice_bpf *s = xdp_gso_stale_slice_bpf__open();
 	struct bpf_program *p;
@@ -1464,20 +1467,73 @@ static int stale_slice_load(__u32 flags)
 
 	if (!s)
 		return -errno;
-	p = s->progs.xdp_gso_stale_slice;
-	bpf_program__set_flags(p, bpf_program__flags(p) | flags);
+	bpf_object__for_each_program(p, s->obj) {
+		bool it = !strcmp(bpf_program__name(p), name);
+
+		bpf_program__set_autoload(p, it);
+		if (it)
+			bpf_program__set_flags(p, bpf_program__flags(p) | flags);
+	}
 	err = xdp_gso_stale_slice_bpf__load(s);
-	xdp_gso_stale_slice_bpf__destroy(s);
+	if (keep && !err)
+		*keep = s;
+	else
+		xdp_gso_stale_slice_bpf__destroy(s);
 	return err;
+}
+
+/* Loads xdp_gso_ext_write as an extension of ext_stub() in
+ * xdp_gso_ext_target, loaded with flags; the extension's error, 0 if it
+ * loaded, 1 if the target did not load.
+ */
+static int ext_load(__u32 flags)
+{
+	struct xdp_gso_stale_slice_bpf *t = NULL;
+	struct xdp_gso_ext_write_bpf *e;
+	int err;
+
+	if (!ASSERT_OK(stale_load("xdp_gso_ext_target", flags, &t), "load the extension's target"))
+		return 1;
+	e = xdp_gso_ext_write_bpf__open();
+	err = e ? bpf_program__set_attach_target(e->progs.xdp_gso_ext_write,
+						 bpf_program__fd(t->progs.xdp_gso_ext_target),
+						 "ext_stub") : -errno;
+	if (!err)
+		err = xdp_gso_ext_write_bpf__load(e);
+	xdp_gso_ext_write_bpf__destroy(e);
+	xdp_gso_stale_slice_bpf__destroy(t);
+	return err;
+}
+
+/* The verifier's side of bug 1 (v10): what a BPF_F_XDP_GSO program may not
+ * do, and what it still may. Each refused program loads without the flag.
+ */
+static void stale_slice_rules(void)
+{
+	static const char *const refused[] = { "xdp_gso_stale_slice", "xdp_gso_stale_subprog" };
+	char what[96];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(what, sizeof(what), "%s, BPF_F_XDP_GSO: refused", refused[i]);
+		ASSERT_ERR(stale_load(refused[i], BPF_F_XDP_GSO, NULL), what);
+		snprintf(what, sizeof(what), "%s without BPF_F_XDP_GSO: loads", refused[i]);
+		ASSERT_OK(stale_load(refused[i], 0, NULL), what);
+	}
+	ASSERT_OK(stale_load("xdp_gso_pkt_ptr_store", BPF_F_XDP_GSO, NULL),
+		  "a packet pointer kept across a write, BPF_F_XDP_GSO: loads");
+	ASSERT_ERR(ext_load(BPF_F_XDP_GSO),
+		   "an extension that writes, on a BPF_F_XDP_GSO target: refused");
+	ASSERT_OK(ext_load(0), "the same extension on a target without the flag: loads");
 }
 
 /* Bug 1. A dynptr slice into a shared fragment, a write elsewhere that
  * makes the kernel replace the fragments, then a read of the slice: on
  * v1 a read of a freed page (the sender's, once veth let go of its skb).
  * v2-v9 held the old pages until the program returned, so the slice read
- * the sender's bytes, not the frame's. Since v10 the verifier ends a
- * slice's life at such a write in an opted-in program, as it does for an
- * skb: the program is refused at load, and loads without the flag.
+ * the sender's bytes, not the frame's. Since v10 the verifier ends
+ * read-only slices at such a write in an opted-in program, also inside a
+ * global subprogram given the frame's dynptr, and an extension that writes
+ * may not replace a function of such a program (stale_slice_rules()).
  *
  * What a program may still do, a slice taken after the write, must read
  * the frame's bytes from the new fragments. With UDP nobody else holds the
@@ -1498,11 +1554,8 @@ static void review_slice_write(void)
 	s = review_pair(&vp, "revslice", NET_ID + 20, &c);
 	if (!s)
 		return;
-	if (xdplab_kernel_has_xdp_gso()) {
-		ASSERT_ERR(stale_slice_load(BPF_F_XDP_GSO),
-			  "slice read after a write, BPF_F_XDP_GSO: refused");
-		ASSERT_OK(stale_slice_load(0), "the same without BPF_F_XDP_GSO: loads");
-	}
+	if (xdplab_kernel_has_xdp_gso())
+		stale_slice_rules();
 	/* one at a time: each datagram's pages are the sender's alone */
 	for (int i = 0; i < n; i++) {
 		ASSERT_EQ(udp_send(vp.ns[0], vp.ip4[1], 65000, 1400, 1), 1, "datagram sent");
