@@ -9,6 +9,9 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+/* generic loaders leave it alone: selftests/test_tools.c */
+const volatile int xdplab_test_fixture = 1;
+
 SEC("freplace/ext_stub")
 int xdp_gso_ext_write(struct xdp_md *ctx)
 {

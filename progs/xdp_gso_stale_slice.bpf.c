@@ -15,6 +15,9 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+/* generic loaders leave it alone: selftests/test_tools.c */
+const volatile int xdplab_test_fixture = 1;
+
 extern int bpf_dynptr_from_xdp(struct xdp_md *xdp, __u64 flags,
 			       struct bpf_dynptr *ptr__uninit) __ksym __weak;
 extern void *bpf_dynptr_slice(const struct bpf_dynptr *p, __u32 offset,

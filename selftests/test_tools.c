@@ -14,8 +14,11 @@
  * they load as part of their object. Not loaded at all: test fixtures, the
  * objects with a BPF_PROG_TYPE_SYSCALL program (xdp_crypto_test), whose
  * XDP program needs state that program makes and only the test runs it,
- * and whose map needs a BTF fix-up at load (see veth_gso.c, btf_tag_kptr);
- * their subtest says so and skips.
+ * and whose map needs a BTF fix-up at load (see veth_gso.c, btf_tag_kptr),
+ * and those that say so with a variable named xdplab_test_fixture (the
+ * verifier cases of xdp_gso_stale_slice and xdp_gso_ext_write, whose
+ * programs are there to be refused or to extend another); their subtest
+ * says so and skips.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <net/if.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
@@ -44,7 +48,7 @@ struct obj_progs {
 	int n;				/* programs that attach to a device */
 	char name[MAX_PROGS][64];
 	char sec[MAX_PROGS][32];	/* "xdp" or "xdp.frags" */
-	bool fixture;			/* has a "syscall" program */
+	bool fixture;			/* a "syscall" program, or xdplab_test_fixture */
 };
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -63,6 +67,7 @@ static int obj_progs_read(const char *path, struct obj_progs *op)
 	libbpf_print_fn_t old = libbpf_set_print(quiet_print);
 	struct bpf_object *obj = bpf_object__open_file(path, NULL);
 	struct bpf_program *prog;
+	struct btf *btf;
 	char *dot;
 	int err = libbpf_get_error(obj);
 
@@ -78,6 +83,8 @@ static int obj_progs_read(const char *path, struct obj_progs *op)
 		*dot = '\0';
 	if (err)
 		return err;
+	btf = bpf_object__btf(obj);
+	op->fixture = btf && btf__find_by_name(btf, "xdplab_test_fixture") > 0;
 	bpf_object__for_each_program(prog, obj) {
 		const char *sec = bpf_program__section_name(prog);
 
@@ -162,7 +169,7 @@ TEST(tools_xdp_loader)
 			if (!test__start_subtest(sub))
 				continue;
 			if (op.fixture) {
-				test__skip("a test fixture: its syscall program sets it up");
+				test__skip("a test fixture: only its own test loads it");
 				break;
 			}
 			if (!ASSERT_OK(err, "libbpf opens the object") ||
@@ -249,7 +256,7 @@ TEST(tools_ip_link)
 			if (!test__start_subtest(sub))
 				continue;
 			if (op.fixture) {
-				test__skip("a test fixture: its syscall program sets it up");
+				test__skip("a test fixture: only its own test loads it");
 				break;
 			}
 			if (!ASSERT_OK(err, "libbpf opens the object"))
