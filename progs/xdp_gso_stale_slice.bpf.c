@@ -4,8 +4,9 @@
  * 0011; issue 18 bug 1; selftests/veth_gso.c, veth_gso_review/slice_write).
  * In such a program a write into the frame's fragments may go to a copy of
  * fragments shared with the sender, leaving a read-only slice taken before
- * it on the old bytes: the series' verifier refuses xdp_gso_stale_slice
- * and xdp_gso_stale_subprog with the flag, and they load without it.
+ * it on the old bytes: the series' verifier refuses xdp_gso_stale_slice,
+ * xdp_gso_stale_subprog and xdp_gso_stale_nested with the flag, and they
+ * load without it.
  * xdp_gso_pkt_ptr_store keeps a packet pointer across a write, which is
  * fine (the linear part is never replaced) and loads either way.
  * xdp_gso_ext_target calls ext_stub() with a slice held: an extension
@@ -62,6 +63,37 @@ int xdp_gso_stale_subprog(struct xdp_md *ctx)
 	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
 		return XDP_PASS;
 	return stale_in_subprog(&ptr) ? XDP_PASS : XDP_DROP;
+}
+
+__noinline int write_frame(struct xdp_md *ctx)
+{
+	__u8 one = 1;
+
+	return bpf_xdp_store_bytes(ctx, 3000, &one, sizeof(one));
+}
+
+/* The same slice, across a nested global call that writes the frame. */
+__noinline int stale_across_global(const struct bpf_dynptr *ptr, struct xdp_md *ctx)
+{
+	__u8 buf[4], *slice;
+
+	slice = bpf_dynptr_slice(ptr, 2000, buf, sizeof(buf));
+	if (!slice)
+		return 0;
+	write_frame(ctx);
+	return slice[0];
+}
+
+SEC("xdp.frags")
+int xdp_gso_stale_nested(struct xdp_md *ctx)
+{
+	struct bpf_dynptr ptr;
+
+	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
+		return XDP_PASS;
+	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+		return XDP_PASS;
+	return stale_across_global(&ptr, ctx) ? XDP_PASS : XDP_DROP;
 }
 
 SEC("xdp.frags")

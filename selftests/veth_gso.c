@@ -1510,7 +1510,8 @@ static int ext_load(__u32 flags)
  */
 static void stale_slice_rules(void)
 {
-	static const char *const refused[] = { "xdp_gso_stale_slice", "xdp_gso_stale_subprog" };
+	static const char *const refused[] = { "xdp_gso_stale_slice", "xdp_gso_stale_subprog",
+					       "xdp_gso_stale_nested" };
 	char what[96];
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
