@@ -24,15 +24,19 @@ extern int bpf_dynptr_from_xdp(struct xdp_md *xdp, __u64 flags,
 extern void *bpf_dynptr_slice(const struct bpf_dynptr *p, __u32 offset,
 			      void *buffer__opt, __u32 buffer__szk) __ksym __weak;
 
+/* The frame's dynptr; false where the kernel lacks the kfuncs. */
+static __always_inline bool frame_dynptr(struct xdp_md *ctx, struct bpf_dynptr *ptr)
+{
+	return bpf_dynptr_from_xdp && bpf_dynptr_slice && !bpf_dynptr_from_xdp(ctx, 0, ptr);
+}
+
 SEC("xdp.frags")
 int xdp_gso_stale_slice(struct xdp_md *ctx)
 {
 	struct bpf_dynptr ptr;
 	__u8 buf[4], one = 1, *slice;
 
-	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
-		return XDP_PASS;
-	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+	if (!frame_dynptr(ctx, &ptr))
 		return XDP_PASS;
 	slice = bpf_dynptr_slice(&ptr, 2000, buf, sizeof(buf));
 	if (!slice)
@@ -58,9 +62,7 @@ int xdp_gso_stale_subprog(struct xdp_md *ctx)
 {
 	struct bpf_dynptr ptr;
 
-	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
-		return XDP_PASS;
-	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+	if (!frame_dynptr(ctx, &ptr))
 		return XDP_PASS;
 	return stale_in_subprog(&ptr) ? XDP_PASS : XDP_DROP;
 }
@@ -89,9 +91,7 @@ int xdp_gso_stale_nested(struct xdp_md *ctx)
 {
 	struct bpf_dynptr ptr;
 
-	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
-		return XDP_PASS;
-	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+	if (!frame_dynptr(ctx, &ptr))
 		return XDP_PASS;
 	return stale_across_global(&ptr, ctx) ? XDP_PASS : XDP_DROP;
 }
@@ -124,9 +124,7 @@ int xdp_gso_ext_target(struct xdp_md *ctx)
 	struct bpf_dynptr ptr;
 	__u8 buf[4], *slice;
 
-	if (!bpf_dynptr_from_xdp || !bpf_dynptr_slice)
-		return XDP_PASS;
-	if (bpf_dynptr_from_xdp(ctx, 0, &ptr))
+	if (!frame_dynptr(ctx, &ptr))
 		return XDP_PASS;
 	slice = bpf_dynptr_slice(&ptr, 2000, buf, sizeof(buf));
 	if (!slice)
