@@ -344,6 +344,20 @@ static bool setup(const char *tag, char *ns, int extra, int mtu, struct tap *t)
 	       ASSERT_OK(sh("ip -n %s addr add " TAP_IP "/24 dev " TAP0, ns), "address");
 }
 
+/* A stock bug the series fixes (Linux 6.12 to at least 6.18): on a kernel
+ * without xdplab's tun series, whose taps have no RX_SG, its test would
+ * fail every run, so it skips there with the reason unless
+ * XDPLAB_RUN_STOCK_BUGS=1 is set. true if it skipped.
+ */
+static bool skip_stock_bug(const char *ns, const char *patch, const char *what)
+{
+	if (getenv("XDPLAB_RUN_STOCK_BUGS") || tap_has_rx_sg(ns))
+		return false;
+	test__skip("tun without xdplab's series (no RX_SG), whose %s fixes this: stock %s "
+		   "(XDPLAB_RUN_STOCK_BUGS=1 runs it)", patch, what);
+	return true;
+}
+
 /* Frame i of a TCP flow of mss-byte frames: its IP ID and sequence
  * number set, checksums complete.
  */
@@ -517,16 +531,8 @@ static void gro_charge_case_run(const struct gro_charge_case *c)
 	}
 	if (!setup("tungc", ns, IFF_NAPI, c->mtu, &t))
 		goto out;
-	/* Stock's bug (Linux 6.12 to at least 6.18): on a kernel without
-	 * xdplab's tun series, whose taps have no RX_SG, this would fail
-	 * every run; XDPLAB_RUN_STOCK_BUGS=1 shows it there.
-	 */
-	if (!getenv("XDPLAB_RUN_STOCK_BUGS") && !tap_has_rx_sg(ns)) {
-		test__skip("tun without xdplab's series (no RX_SG), whose 2/6 fixes this: stock "
-			   "leaves GRO-merged frames' charge on the socket (XDPLAB_RUN_STOCK_BUGS=1 "
-			   "runs it)");
+	if (skip_stock_bug(ns, "2/7", "leaves GRO-merged frames' charge on the socket"))
 		goto out;
-	}
 	kwatch_start(&kw);
 	watching = true;
 	if (c->vhost && !ASSERT_OK(vhost_net_open(&vn, t.fd, 256, 9216), "vhost-net on the tap"))
@@ -706,16 +712,9 @@ static void csum_start_case_run(const struct csum_start_case *c)
 	}
 	if (!setup("tuncs", ns, 0, 9000, &t))
 		goto out;
-	/* Stock's bug (6.12 to at least 6.18) on the one-buffer paths: on a
-	 * kernel without xdplab's tun series (no RX_SG on a tap) this would
-	 * fail every run; XDPLAB_RUN_STOCK_BUGS=1 shows it there.
-	 */
-	if (!getenv("XDPLAB_RUN_STOCK_BUGS") && !tap_has_rx_sg(ns)) {
-		test__skip("tun without xdplab's series (no RX_SG), whose 3/7 fixes this: stock "
-			   "leaves csum_start where the writer put it when the program moves the "
-			   "frame's start (XDPLAB_RUN_STOCK_BUGS=1 runs it)");
+	if (skip_stock_bug(ns, "3/7", "leaves csum_start where the writer put it when the "
+			   "program moves the frame's start"))
 		goto out;
-	}
 	if (c->vhost && !ASSERT_OK(vhost_net_open(&vn, t.fd, 256, 9216), "vhost-net on the tap"))
 		goto out;
 	pfd = xdp_raw_attach(ns, TAP0, vlan_pop_pass,
